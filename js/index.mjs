@@ -1,0 +1,28 @@
+// net-http-wasm entry point. The module's bytes are embedded, so importing
+// this file works in Node, browsers and bundlers with no file or network
+// access; the module is compiled synchronously on first use. Hosts that
+// forbid synchronous compilation call `await init()` first.
+import { Codec, setDefaultLoader, setDefaultCodec } from './core.mjs';
+import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
+export { Request, URI, URIReference, NetHttpError, Codec, createNetHttp, rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize } from './core.mjs';
+export { wasmSha256 };
+
+/** The embedded WebAssembly module's bytes. */
+export function wasmBytes() {
+  if (typeof Buffer === 'function') {
+    const b = Buffer.from(wasmBase64, 'base64');
+    return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  }
+  const bin = atob(wasmBase64);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+}
+
+setDefaultLoader(wasmBytes);
+
+/** Compiles the module asynchronously (from `source`, or the embedded bytes) and makes it the default. */
+export async function init(source) {
+  const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source || wasmBytes());
+  setDefaultCodec(new Codec(module));
+}

@@ -1,0 +1,239 @@
+/* Net::HTTPHeader: a case-insensitive, insertion-ordered, multi-valued store. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nethttp.h"
+
+void nh_headers_init(nh_headers *h, int profile, int binary)
+{
+    memset(h, 0, sizeof *h);
+    h->profile = profile;
+    h->binary = binary;
+}
+
+void nh_headers_free(nh_headers *h)
+{
+    nh_buf_free(&h->bytes);
+    free(h->fields);
+    free(h->vals);
+    free(h->index);
+    nh_headers_init(h, h->profile, h->binary);
+}
+
+void nh_headers_reset(nh_headers *h)
+{
+    h->bytes.len = 0;
+    h->nfields = h->nlive = h->nvals = 0;
+    if (h->index)
+        memset(h->index, 0, h->index_cap * sizeof *h->index);
+}
+
+int nh_headers_key(const nh_headers *h, nh_buf *out, const uint8_t *key, size_t klen)
+{
+    if (h->binary)
+        return nh_ascii_downcase(out, key, klen);
+    return nh_utf8_downcase(out, key, klen, h->profile);
+}
+
+static uint32_t hash_name(const uint8_t *s, size_t n)
+{
+    uint32_t x = 2166136261u;
+    for (size_t i = 0; i < n; i++)
+        x = (x ^ s[i]) * 16777619u;
+    return x;
+}
+
+static int name_eq(const nh_headers *h, const nh_field *f, const uint8_t *s, size_t n)
+{
+    return f->name_len == n && memcmp(h->bytes.data + f->name_off, s, n) == 0;
+}
+
+/* Small stores are scanned; an index is built once they grow. */
+#define NH_INDEX_MIN 16
+
+static int index_insert(nh_headers *h, uint32_t fi)
+{
+    const nh_field *f = &h->fields[fi];
+    uint32_t mask = h->index_cap - 1;
+    uint32_t i = hash_name(h->bytes.data + f->name_off, f->name_len) & mask;
+    while (h->index[i] != 0)
+        i = (i + 1) & mask;
+    h->index[i] = fi + 1;
+    return NH_OK;
+}
+
+static int index_rebuild(nh_headers *h)
+{
+    uint32_t cap = 64;
+    while (cap < h->nfields * 2u + 2u) {
+        if (cap > UINT32_MAX / 4)
+            return NH_NOMEM;
+        cap *= 2;
+    }
+    uint32_t *ix = calloc(cap, sizeof *ix);
+    if (!ix)
+        return NH_NOMEM;
+    free(h->index);
+    h->index = ix;
+    h->index_cap = cap;
+    for (uint32_t fi = 0; fi < h->nfields; fi++)
+        if (h->fields[fi].live)
+            index_insert(h, fi);
+    return NH_OK;
+}
+
+long nh_headers_find(const nh_headers *h, const uint8_t *lkey, size_t llen)
+{
+    if (!h->index) {
+        for (uint32_t fi = 0; fi < h->nfields; fi++)
+            if (h->fields[fi].live && name_eq(h, &h->fields[fi], lkey, llen))
+                return (long)fi;
+        return -1;
+    }
+    uint32_t mask = h->index_cap - 1;
+    uint32_t i = hash_name(lkey, llen) & mask;
+    for (;;) {
+        uint32_t e = h->index[i];
+        if (e == 0)
+            return -1;
+        if (e != NH_NIL && h->fields[e - 1].live && name_eq(h, &h->fields[e - 1], lkey, llen))
+            return (long)(e - 1);
+        i = (i + 1) & mask;
+    }
+}
+
+static int store_bytes(nh_headers *h, const uint8_t *p, size_t n, uint32_t *off)
+{
+    if (h->bytes.len > UINT32_MAX - n || n > UINT32_MAX)
+        return NH_NOMEM;
+    *off = (uint32_t)h->bytes.len;
+    return nh_buf_append(&h->bytes, p, n);
+}
+
+int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen)
+{
+    long fi = nh_headers_find(h, lkey, llen);
+    if (fi >= 0) {
+        nh_field *f = &h->fields[fi];
+        f->head = f->tail = NH_NIL;
+        f->nvals = 0;
+        return (int)fi;
+    }
+    if (h->nfields == h->capfields) {
+        uint32_t cap = h->capfields ? h->capfields * 2 : 16;
+        if (cap < h->capfields)
+            return NH_NOMEM;
+        nh_field *nf = realloc(h->fields, (size_t)cap * sizeof *nf);
+        if (!nf)
+            return NH_NOMEM;
+        h->fields = nf;
+        h->capfields = cap;
+    }
+    nh_field *f = &h->fields[h->nfields];
+    if (store_bytes(h, lkey, llen, &f->name_off))
+        return NH_NOMEM;
+    f->name_len = (uint32_t)llen;
+    f->head = f->tail = NH_NIL;
+    f->nvals = 0;
+    f->live = 1;
+    uint32_t idx = h->nfields++;
+    h->nlive++;
+    if (h->index) {
+        if ((h->nfields + 1) * 2 > h->index_cap) {
+            if (index_rebuild(h))
+                return NH_NOMEM;
+        } else {
+            index_insert(h, idx);
+        }
+    } else if (h->nfields > NH_INDEX_MIN) {
+        if (index_rebuild(h))
+            return NH_NOMEM;
+    }
+    return (int)idx;
+}
+
+int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)
+{
+    if (h->nvals == h->capvals) {
+        uint32_t cap = h->capvals ? h->capvals * 2 : 16;
+        if (cap < h->capvals)
+            return NH_NOMEM;
+        nh_value *nv = realloc(h->vals, (size_t)cap * sizeof *nv);
+        if (!nv)
+            return NH_NOMEM;
+        h->vals = nv;
+        h->capvals = cap;
+    }
+    nh_value *v = &h->vals[h->nvals];
+    if (store_bytes(h, val, vlen, &v->off))
+        return NH_NOMEM;
+    v->len = (uint32_t)vlen;
+    v->next = NH_NIL;
+    nh_field *f = &h->fields[field];
+    if (f->tail == NH_NIL)
+        f->head = h->nvals;
+    else
+        h->vals[f->tail].next = h->nvals;
+    f->tail = h->nvals++;
+    f->nvals++;
+    return NH_OK;
+}
+
+int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen)
+{
+    long fi = nh_headers_find(h, lkey, llen);
+    if (fi < 0)
+        return 0;
+    h->fields[fi].live = 0;
+    h->nlive--;
+    return 1;
+}
+
+int nh_headers_join(const nh_headers *h, long field, nh_buf *out)
+{
+    const nh_field *f = &h->fields[field];
+    for (uint32_t v = f->head; v != NH_NIL; v = h->vals[v].next) {
+        if (v != f->head && nh_buf_append(out, ", ", 2))
+            return NH_NOMEM;
+        if (nh_buf_append(out, h->bytes.data + h->vals[v].off, h->vals[v].len))
+            return NH_NOMEM;
+    }
+    return NH_OK;
+}
+
+/* name.to_s.split('-').map(&:capitalize).join('-'): split drops trailing
+ * empty parts, so "x-" gives "X" and "--" gives "". */
+int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, int binary)
+{
+    while (n > 0 && name[n - 1] == '-')
+        n--;
+    size_t i = 0;
+    for (;;) {
+        size_t j = i;
+        while (j < n && name[j] != '-')
+            j++;
+        int rc = binary ? nh_ascii_capitalize(out, name + i, j - i)
+                        : nh_utf8_capitalize(out, name + i, j - i, profile);
+        if (rc)
+            return rc;
+        if (j >= n)
+            return NH_OK;
+        if (nh_buf_putc(out, '-'))
+            return NH_NOMEM;
+        i = j + 1;
+    }
+}
+
+int nh_headers_write(const nh_headers *h, nh_buf *out)
+{
+    for (uint32_t fi = 0; fi < h->nfields; fi++) {
+        const nh_field *f = &h->fields[fi];
+        if (!f->live)
+            continue;
+        if (nh_capitalize_name(out, h->bytes.data + f->name_off, f->name_len, h->profile, h->binary) ||
+            nh_buf_append(out, ": ", 2) || nh_headers_join(h, (long)fi, out) ||
+            nh_buf_append(out, "\r\n", 2))
+            return NH_NOMEM;
+    }
+    return NH_OK;
+}

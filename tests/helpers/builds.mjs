@@ -1,0 +1,12 @@
+// Both WebAssembly builds of the codec, each with the whole API bound to it.
+import { readFileSync } from 'node:fs';
+import { createNetHttp } from '../../js/index.mjs';
+
+const root = new URL('../../', import.meta.url);
+
+export const builds = [
+  { name: 'clang', file: 'wasm/nethttp.wasm' },
+  { name: 'emcc', file: 'wasm/nethttp.emcc.wasm' },
+]
+  .filter((b) => !process.env.NETHTTP_BUILD || process.env.NETHTTP_BUILD === b.name)
+  .map((b) => ({ ...b, api: createNetHttp(readFileSync(new URL(b.file, root))) }));

@@ -1,0 +1,102 @@
+// Runs one oracle case (format: tests/oracle/README.md) through our JS API and
+// returns a result in the same shape as tests/oracle/runner.rb produces, so
+// the two compare with deep equality.
+
+const b64 = (u8) => Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
+
+/** Case value -> JS value: {"base64"} is bytes, {"float"} a number, arrays recurse. */
+export function jsValue(v) {
+  if (Array.isArray(v)) return v.map(jsValue);
+  if (v && typeof v === 'object') {
+    if ('base64' in v) return new Uint8Array(Buffer.from(v.base64, 'base64'));
+    if ('float' in v) return Number(v.float);
+    if ('int' in v) return BigInt(v.int);
+    throw new Error(`bad case value ${JSON.stringify(v)}`);
+  }
+  return v;
+}
+
+const pairs = (list) => list.map(([k, v]) => [jsValue(k), jsValue(v)]);
+
+function errorResult(api, e, step) {
+  let err;
+  if (api.NetHttpError && e instanceof api.NetHttpError) {
+    err = { class: e.rubyClass, message: e.message };
+  } else {
+    // Not a Ruby-style error: a bug on our side. Keep it visible in the diff.
+    err = { class: `JS ${e && e.name}`, message: `${e && e.message}` };
+  }
+  if (step !== undefined) err.step = step;
+  return { error: err };
+}
+
+/** Plain arrays of plain pairs, whatever iterable the API hands back. */
+function plainPairs(p) {
+  return Array.from(p, (kv) => Array.from(kv));
+}
+
+function request(api, c) {
+  const profile = c.profile;
+  let step = -1;
+  try {
+    let target;
+    if ('uri' in c.target) {
+      target = api.URI(c.target.uri);
+    } else {
+      const p = c.target.path;
+      target = typeof p === 'string' && !/^https?:\/\//i.test(p) ? p : { path: p };
+    }
+    const init = c.init == null ? null : pairs(c.init);
+    const req = new api.Request(c.method, target, init, { profile });
+    const ops = c.ops || [];
+    for (let i = 0; i < ops.length; i++) {
+      step = i;
+      const op = ops[i];
+      switch (op[0]) {
+        case 'set': req.set(op[1], jsValue(op[2])); break;
+        case 'add': req.addField(op[1], jsValue(op[2])); break;
+        case 'delete': req.delete(op[1]); break;
+        case 'form':
+          if (op[2] == null) req.setFormData(pairs(op[1]));
+          else req.setFormData(pairs(op[1]), op[2]);
+          break;
+        case 'body': req.body = jsValue(op[1]); break;
+        default: throw new Error(`unknown op ${op[0]}`);
+      }
+    }
+    step = ops.length;
+    return { bytes: b64(req.toBytes(c.version ?? '1.1')) };
+  } catch (e) {
+    return errorResult(api, e, step);
+  }
+}
+
+/** Runs case `c` through `api` (one build's exports). */
+export function runOurs(api, c) {
+  const profile = c.profile;
+  try {
+    switch (c.op) {
+      case 'request':
+        return request(api, c);
+      case 'encode_www_form':
+        return { string: api.encodeWwwForm(pairs(c.pairs), { profile }) };
+      case 'encode_www_form_component':
+        return { string: api.encodeWwwFormComponent(jsValue(c.str), { profile }) };
+      case 'decode_www_form': {
+        const opts = { profile };
+        if ('separator' in c) opts.separator = c.separator;
+        return { pairs: plainPairs(api.decodeWwwForm(c.str, opts)) };
+      }
+      case 'decode_www_form_component':
+        return { base64: b64(api.decodeWwwFormComponent(c.str, { encoding: 'binary', profile })) };
+      case 'each_capitalized':
+        return { pairs: plainPairs(api.eachCapitalized(pairs(c.fields), { profile })) };
+      case 'capitalize':
+        return { string: api.capitalize(jsValue(c.name), { profile }) };
+      default:
+        throw new Error(`unknown op ${c.op}`);
+    }
+  } catch (e) {
+    return errorResult(api, e);
+  }
+}

@@ -1,0 +1,189 @@
+// Boots MRI (ruby.wasm 4.0 or 3.4) inside Node and runs oracle cases in it.
+//
+//   import { runCases } from './rubyvm.mjs';
+//   const results = await runCases('4.0', cases);
+//
+// The VM sees this folder as /oracle (stubs/ holds the stand-ins for the
+// `socket` and `io/wait` extensions that ruby.wasm lacks, runner.rb the Ruby
+// side) and a private temporary folder as /io, through which each batch of
+// cases goes in and its results come out as JSON files: one eval per batch.
+//
+// ruby.wasm 3.4.1 leaks on every non-local exit (Net::BufferedIO#write does one
+// per call) and breaks after a few thousand, so a 3.4 VM is replaced every
+// SAFE_34 cases; a VM that reports itself broken is replaced too, and the case
+// it broke on is run again in the fresh VM.
+import v8 from 'node:v8';
+import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+// Node 20 crashes in the GC while wasm memory grows unless incremental
+// marking is off; this must happen before any VM is instantiated.
+v8.setFlagsFromString('--no-incremental-marking');
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+
+export const VERSIONS = ['4.0', '3.4'];
+const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 200);
+const BATCH = 400;
+
+let WASI;
+let RubyVM;
+const modules = new Map(); // version -> Promise<WebAssembly.Module>
+const live = new Map(); // version -> { vm, io, used }
+const tempDirs = new Set();
+
+function quietWasi() {
+  // node:wasi prints an ExperimentalWarning once per process; keep test output clean.
+  const emit = process.emitWarning;
+  process.emitWarning = (w, ...rest) => {
+    const text = typeof w === 'string' ? w : w && w.message;
+    if (typeof text === 'string' && text.includes('WASI')) return;
+    return emit.call(process, w, ...rest);
+  };
+  return emit;
+}
+
+async function loadDeps() {
+  if (!WASI) {
+    const restore = quietWasi();
+    try {
+      ({ WASI } = await import('node:wasi'));
+    } finally {
+      process.emitWarning = restore;
+    }
+  }
+  if (!RubyVM) {
+    ({ RubyVM } = await import('@ruby/wasm-wasi'));
+  }
+}
+
+function moduleFor(version) {
+  if (!VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version}`);
+  if (!modules.has(version)) {
+    const file = require.resolve(`@ruby/${version}-wasm-wasi/dist/ruby+stdlib.wasm`);
+    modules.set(version, WebAssembly.compile(readFileSync(file)));
+  }
+  return modules.get(version);
+}
+
+/** Boots a fresh VM with net/http loaded and the runner defined. */
+export async function bootVM(version) {
+  await loadDeps();
+  const module = await moduleFor(version);
+  const io = mkdtempSync(join(tmpdir(), `nethttp-oracle-${version}-`));
+  tempDirs.add(io);
+  const wasip1 = new WASI({
+    version: 'preview1',
+    returnOnExit: true,
+    args: ['ruby'],
+    env: {},
+    preopens: { '/oracle': here, '/io': io },
+  });
+  const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
+  vm.eval(`$stdout.sync = true; $stderr.sync = true; $VERBOSE = nil
+$LOAD_PATH.unshift '/oracle/stubs'
+load '/oracle/runner.rb'
+NetHttpOracle.use_buffered_io = true if ${process.env.NETHTTP_ORACLE_BUFFEREDIO === '1'}
+nil`);
+  return { vm, io, used: 0, version };
+}
+
+function dropVM(version) {
+  const v = live.get(version);
+  if (!v) return;
+  live.delete(version);
+  try { rmSync(v.io, { recursive: true, force: true }); } catch {}
+  tempDirs.delete(v.io);
+}
+
+async function vmFor(version, need) {
+  let v = live.get(version);
+  if (v && version === '3.4' && v.used + need > SAFE_34) {
+    dropVM(version);
+    v = undefined;
+  }
+  if (!v) {
+    v = await bootVM(version);
+    live.set(version, v);
+  }
+  return v;
+}
+
+function runBatch(v, cases) {
+  const inPath = join(v.io, 'in.json');
+  const outPath = join(v.io, 'out.json');
+  writeFileSync(inPath, JSON.stringify(cases));
+  v.vm.eval(`NetHttpOracle.run_file('/io/in.json', '/io/out.json')`);
+  v.used += cases.length;
+  return JSON.parse(readFileSync(outPath, 'utf8'));
+}
+
+/**
+ * Runs cases through MRI `version` ('4.0' or '3.4'); returns one result per
+ * case, in order.  A case whose "profile" differs from version is still run
+ * on `version` (the caller groups by profile).
+ */
+export async function runCases(version, cases) {
+  const results = [];
+  let i = 0;
+  let retriedAt = -1;
+  while (i < cases.length) {
+    const size = Math.min(version === '3.4' ? SAFE_34 : BATCH, cases.length - i);
+    const v = await vmFor(version, size);
+    let out;
+    try {
+      out = runBatch(v, cases.slice(i, i + size));
+    } catch (e) {
+      // The VM itself died (a trap): treat it like a broken VM.
+      out = [{ broken: `${e && e.message}` }];
+    }
+    const last = out[out.length - 1];
+    if (last && last.broken !== undefined) {
+      out.pop();
+      results.push(...out);
+      i += out.length;
+      dropVM(version);
+      if (retriedAt === i) {
+        // A fresh VM breaks on the same case: report it as the case's result.
+        results.push({ oracleBroken: last.broken });
+        i += 1;
+      } else {
+        retriedAt = i;
+      }
+      continue;
+    }
+    results.push(...out);
+    i += out.length;
+  }
+  return results;
+}
+
+/** Groups cases by profile, runs each group on its Ruby, returns results in case order. */
+export async function runByProfile(cases) {
+  const results = new Array(cases.length);
+  for (const version of VERSIONS) {
+    const idx = [];
+    cases.forEach((c, j) => { if ((c.profile || '4.0') === version) idx.push(j); });
+    if (!idx.length) continue;
+    const out = await runCases(version, idx.map((j) => cases[j]));
+    idx.forEach((j, k) => { results[j] = out[k]; });
+  }
+  const other = cases.findIndex((c, j) => results[j] === undefined);
+  if (other >= 0) throw new Error(`case ${other} has unknown profile ${cases[other].profile}`);
+  return results;
+}
+
+/** Releases the cached VMs (they are garbage then) and their temporary folders. */
+export function shutdown() {
+  for (const version of [...live.keys()]) dropVM(version);
+  for (const d of tempDirs) { try { rmSync(d, { recursive: true, force: true }); } catch {} }
+  tempDirs.clear();
+}
+
+process.on('exit', () => {
+  for (const d of tempDirs) { try { rmSync(d, { recursive: true, force: true }); } catch {} }
+});

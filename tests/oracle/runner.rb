@@ -1,0 +1,218 @@
+# frozen_string_literal: true
+#
+# The Ruby side of the differential tests: runs cases (see tests/oracle/README.md)
+# through MRI's own net/http and uri, inside ruby.wasm.
+#
+# Loaded once per VM by tests/oracle/rubyvm.mjs; each batch is one call to
+# NetHttpOracle.run_file(in_path, out_path), which reads a JSON array of cases
+# and writes a JSON array of results (ASCII-only JSON, so any Unicode survives).
+
+require 'net/http'
+require 'json'
+require 'stringio'
+
+module NetHttpOracle
+  # Net::HTTP's request classes, found by their METHOD constant.
+  REQUEST_CLASSES = %w[Get Head Post Put Delete Options Trace Patch Propfind
+                       Proppatch Mkcol Copy Move Lock Unlock].to_h { |n|
+    k = Net::HTTP.const_get(n)
+    [k::METHOD, k]
+  }.freeze
+
+  # Raised to tell the JS side that this VM is no longer trustworthy (the
+  # ruby.wasm 3.4 leak shows up as SystemStackError or NoMemoryError).
+  class VMBroken < StandardError; end
+
+  # Header bag used by the each_capitalized and capitalize ops.
+  class Fields
+    include Net::HTTPHeader
+
+    def initialize
+      initialize_http_header(nil)
+    end
+  end
+
+  # What Net::HTTPGenericRequest#exec writes to, instead of a
+  # Net::BufferedIO over a binary StringIO.  Both end with the same bytes
+  # (BufferedIO#write hands each string to StringIO#write_nonblock, which for
+  # a binary StringIO copies the bytes unconverted), but BufferedIO#write
+  # leaves its loop with a non-local `return`, which costs ~3.6 ms in
+  # ruby.wasm 3.4.1 (and leaks).  exec only calls #write and #continue_timeout
+  # on the socket for the bodies these cases use.  Used for 3.4 unless
+  # NetHttpOracle.use_buffered_io is set; 4.0 always uses the real BufferedIO.
+  class WriteSink
+    attr_reader :string
+
+    def initialize
+      @string = +''.b
+    end
+
+    def continue_timeout
+      nil
+    end
+
+    def write(*strs)
+      n = 0
+      strs.each { |s| @string << s.b; n += s.bytesize }
+      n
+    end
+
+    alias << write
+  end
+
+  class << self
+    attr_accessor :use_buffered_io
+  end
+  self.use_buffered_io = RUBY_VERSION >= '4.0'
+
+  module_function
+
+  # JSON numbers are normalised the way a JS number is seen by the JS API: an
+  # integral value that is a safe integer (|n| <= 2**53 - 1) is an Integer,
+  # anything else is a Float.  {"float": x} forces a Float, {"int": "digits"}
+  # forces an Integer, {"base64": "..."} is a binary (ASCII-8BIT) String.
+  def value(v)
+    case v
+    when Integer
+      v.abs <= 9007199254740991 ? v : v.to_f
+    when Float
+      v.finite? && v == v.floor && v.abs <= 9007199254740991 ? v.to_i : v
+    when Hash
+      if v.key?('float') then Float(v['float'])
+      elsif v.key?('int') then Integer(v['int'])
+      elsif v.key?('base64') then v['base64'].unpack1('m0')
+      else raise ArgumentError, "oracle: bad value #{v.inspect}"
+      end
+    when Array
+      v.map { |x| value(x) }
+    else
+      v
+    end
+  end
+
+  def form_pairs(pairs)
+    pairs.map { |k, v| [value(k), value(v)] }
+  end
+
+  # A Ruby Hash from [[k, v], ...]: a later duplicate key overwrites the value
+  # but keeps the first position, exactly as a Hash literal would.
+  def init_hash(init)
+    return nil if init.nil?
+    h = {}
+    init.each { |k, v| h[value(k)] = value(v) }
+    h
+  end
+
+  def bin(s)
+    [s.b].pack('m0')
+  end
+
+  # Strings in results must be valid UTF-8 to go through JSON; none of the
+  # strings we return should be anything else, so say so loudly if one is.
+  def text(s)
+    s = s.to_s.dup.force_encoding(Encoding::UTF_8)
+    s.valid_encoding? ? s : { 'invalid_utf8_base64' => bin(s) }
+  end
+
+  def error(e, step = nil)
+    raise VMBroken, "#{e.class}: #{e.message}" if e.is_a?(SystemStackError) || e.is_a?(NoMemoryError)
+    err = { 'class' => e.class.name, 'message' => text(e.message) }
+    err['step'] = step unless step.nil?
+    { 'error' => err }
+  end
+
+  def request(c)
+    step = -1
+    begin
+      method = c['method']
+      target = c['target']
+      uri_or_path = target.key?('uri') ? URI(target['uri']) : target['path']
+      init = init_hash(c['init'])
+      klass = REQUEST_CLASSES[method.upcase]
+      req = if klass
+              klass.new(uri_or_path, init)
+            else
+              Net::HTTPGenericRequest.new(method, true, true, uri_or_path, init)
+            end
+      (c['ops'] || []).each_with_index do |op, i|
+        step = i
+        case op[0]
+        when 'set' then req[op[1]] = value(op[2])
+        when 'add' then req.add_field(op[1], value(op[2]))
+        when 'delete' then req.delete(op[1])
+        when 'form'
+          if op[2].nil?
+            req.set_form_data(form_pairs(op[1]))
+          else
+            req.set_form_data(form_pairs(op[1]), op[2])
+          end
+        when 'body' then req.body = value(op[1])
+        else raise VMBroken, "oracle: unknown op #{op[0].inspect}"
+        end
+      end
+      step = (c['ops'] || []).length
+      ver = c['version'] || '1.1'
+      if NetHttpOracle.use_buffered_io
+        io = StringIO.new(+''.b)
+        req.exec(Net::BufferedIO.new(io), ver, req.path)
+      else
+        io = WriteSink.new
+        req.exec(io, ver, req.path)
+      end
+      { 'bytes' => bin(io.string) }
+    rescue VMBroken
+      raise
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      error(e, step)
+    end
+  end
+
+  def run_case(c)
+    case c['op']
+    when 'request'
+      request(c)
+    when 'encode_www_form'
+      { 'string' => text(URI.encode_www_form(form_pairs(c['pairs']))) }
+    when 'encode_www_form_component'
+      { 'string' => text(URI.encode_www_form_component(value(c['str']))) }
+    when 'decode_www_form'
+      pairs = if c.key?('separator')
+                URI.decode_www_form(c['str'], separator: c['separator'])
+              else
+                URI.decode_www_form(c['str'])
+              end
+      { 'pairs' => pairs.map { |k, v| [text(k), text(v)] } }
+    when 'decode_www_form_component'
+      { 'base64' => bin(URI.decode_www_form_component(c['str'])) }
+    when 'each_capitalized'
+      f = Fields.new
+      c['fields'].each { |k, v| f.add_field(value(k), value(v)) }
+      out = []
+      f.each_capitalized { |k, v| out << [text(k), text(v)] }
+      { 'pairs' => out }
+    when 'capitalize'
+      { 'string' => text(Fields.new.send(:capitalize, value(c['name']))) }
+    else
+      raise VMBroken, "oracle: unknown op #{c['op'].inspect}"
+    end
+  rescue VMBroken
+    raise
+  rescue Exception => e # rubocop:disable Lint/RescueException
+    error(e)
+  end
+
+  # Runs the cases in in_path and writes their results to out_path.  If the VM
+  # breaks, the results so far are written with {"broken": message} last, so
+  # the caller can start a fresh VM and go on from there.
+  def run_file(in_path, out_path)
+    cases = JSON.parse(File.read(in_path, encoding: 'UTF-8'))
+    results = []
+    begin
+      cases.each { |c| results << run_case(c) }
+    rescue VMBroken, SystemStackError, NoMemoryError => e
+      results << { 'broken' => "#{e.class}: #{e.message}" }
+    end
+    File.write(out_path, JSON.generate(results, ascii_only: true))
+    results.length
+  end
+end
