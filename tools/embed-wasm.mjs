@@ -1,6 +1,6 @@
 // Generates js/wasm-bytes.mjs and js/index.cjs from wasm/nethttp.wasm and
 // js/core.mjs, so both module systems load the same bytes synchronously.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 
 const root = new URL('..', import.meta.url);
@@ -23,11 +23,12 @@ const toCjs = (src) =>
       names.push(name);
       return `${kind} ${name}`;
     });
-const core = toCjs(readFileSync(new URL('js/core.mjs', root), 'utf8'));
-const entry = toCjs(readFileSync(new URL('js/index.mjs', root), 'utf8'));
+// Every ESM source in dependency order; index.mjs last.
+const sources = ['js/core.mjs', 'js/response.mjs', 'js/index.mjs'].filter((f) => existsSync(new URL(f, root)));
+const body = sources.map((f) => toCjs(readFileSync(new URL(f, root), 'utf8'))).join('\n');
 const out =
-  `${header.replace('wasm/nethttp.wasm', 'js/core.mjs, js/index.mjs and wasm/nethttp.wasm')}'use strict';\n` +
+  `${header.replace('wasm/nethttp.wasm', 'the ESM sources in js/ and wasm/nethttp.wasm')}'use strict';\n` +
   `const wasmSha256 = '${sha}';\nconst wasmBase64 =\n  '${b64}';\n` +
-  core + entry +
+  body +
   `\nmodule.exports = { ${[...new Set(names), 'wasmSha256'].join(', ')} };\n`;
 writeFileSync(new URL('js/index.cjs', root), out);

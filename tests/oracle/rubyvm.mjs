@@ -29,6 +29,7 @@ const require = createRequire(import.meta.url);
 export const VERSIONS = ['4.0', '3.4'];
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 200);
 const BATCH = 400;
+const DEBUG = !!process.env.NETHTTP_ORACLE_DEBUG;
 
 let WASI;
 let RubyVM;
@@ -133,10 +134,13 @@ export async function runCases(version, cases) {
   let retriedAt = -1;
   while (i < cases.length) {
     const size = Math.min(version === '3.4' ? SAFE_34 : BATCH, cases.length - i);
+    const t0 = DEBUG ? Date.now() : 0;
     const v = await vmFor(version, size);
+    const t1 = DEBUG ? Date.now() : 0;
     let out;
     try {
       out = runBatch(v, cases.slice(i, i + size));
+      if (DEBUG) console.error(`ruby ${version}: ${size} cases from ${i}: vm ${t1 - t0} ms, run ${Date.now() - t1} ms`);
     } catch (e) {
       // The VM itself died (a trap): treat it like a broken VM.
       out = [{ broken: `${e && e.message}` }];

@@ -1,0 +1,111 @@
+// Type declarations for net-http-wasm.
+
+export type Profile = '4.0' | '3.4';
+export interface ProfileOptions {
+  /** Which MRI to reproduce: '4.0' (net-http 0.9.1, the default) or '3.4' (net-http 0.6.0). */
+  profile?: Profile;
+}
+
+/** A value Ruby code would pass: String, Integer, Float, true/false. */
+export type RubyScalar = string | number | bigint | boolean;
+export type FormValue = RubyScalar | null | undefined | ReadonlyArray<RubyScalar | null | undefined>;
+export type FormParams =
+  | ReadonlyArray<readonly [RubyScalar | null, FormValue?]>
+  | Readonly<Record<string, FormValue>>
+  | ReadonlyMap<string, FormValue>;
+export type HeaderValue = RubyScalar | null | undefined | ReadonlyArray<HeaderValue>;
+export type InitHeader =
+  | ReadonlyArray<readonly [string, string | number | null | undefined]>
+  | Readonly<Record<string, string | number | null | undefined>>
+  | ReadonlyMap<string, string | number | null | undefined>;
+
+/** An exception MRI would raise. */
+export class NetHttpError extends Error {
+  constructor(rubyClass: string, message: string);
+  /** The Ruby exception class, e.g. 'ArgumentError', 'URI::InvalidURIError'. */
+  readonly rubyClass: string;
+}
+
+/** A string marked as a URI, as Ruby's `URI(str)`. */
+export class URIReference {
+  constructor(href: string);
+  readonly href: string;
+}
+export function URI(str: string | { href: string }): URIReference;
+
+export interface RequestOptions extends ProfileOptions {
+  /** For methods Net::HTTP does not define (Net::HTTPGenericRequest). */
+  requestHasBody?: boolean;
+  responseHasBody?: boolean;
+}
+
+/** Net::HTTPGenericRequest: `new Request('POST', URI('http://h/p'), { 'X-A': '1' })`. */
+export class Request {
+  /**
+   * @param uriOrPath a path; `URI(str)` or a `URL` for a URI; a string starting with
+   *   http:// or https:// is taken as a URI; `{ path }` forces a path.
+   */
+  constructor(method: string, uriOrPath: string | URIReference | URL | { path: string }, initHeader?: InitHeader | null, options?: RequestOptions);
+  readonly method: string;
+  /** The request target written on the request line. */
+  readonly path: string;
+  /** Whether Net::HTTP would decode a gzip/deflate response to this request. */
+  readonly decodeContent: boolean;
+  readonly requestBodyPermitted: boolean;
+  readonly responseBodyPermitted: boolean;
+  /** `req[name] = value`; null or undefined deletes the field. */
+  set(name: string, value: HeaderValue): this;
+  /** `req[name]`: the values joined with ", ", or null. */
+  get(name: string): string | null;
+  addField(name: string, value: HeaderValue): this;
+  delete(name: string): this;
+  setFormData(params: FormParams, sep?: string): this;
+  body: string | Uint8Array | null;
+  /** `to_hash`: downcased names → values, in Net::HTTP's order. */
+  toHash(): Record<string, string[]>;
+  /** The bytes Net::HTTPGenericRequest#exec writes. */
+  toBytes(httpVersion?: string): Uint8Array;
+}
+
+export function encodeWwwFormComponent(str: RubyScalar, options?: ProfileOptions): string;
+export function encodeWwwForm(params: FormParams, sep?: string, options?: ProfileOptions): string;
+export function encodeWwwForm(params: FormParams, options?: ProfileOptions): string;
+export function decodeWwwFormComponent(str: string, options?: ProfileOptions & { encoding?: 'utf-8' }): string;
+export function decodeWwwFormComponent(str: string, options: ProfileOptions & { encoding: 'binary' }): Uint8Array;
+export function decodeWwwForm(str: string, options?: ProfileOptions & { separator?: string }): Array<[string, string]>;
+export function eachCapitalized(
+  fields: ReadonlyArray<readonly [string, HeaderValue]> | Readonly<Record<string, HeaderValue>> | ReadonlyMap<string, HeaderValue>,
+  options?: ProfileOptions,
+): Array<[string, string]>;
+export function capitalize(name: string, options?: ProfileOptions): string;
+/** Integer#to_s / Float#to_s of a JS number. */
+export function rubyNumberToString(n: number | bigint): string;
+
+/** One instance of the WebAssembly module. */
+export class Codec {
+  constructor(source: WebAssembly.Module | Uint8Array | ArrayBuffer);
+  memorySize(): number;
+}
+
+export interface NetHttpApi {
+  codec: Codec;
+  Request: typeof Request;
+  URI: typeof URI;
+  URIReference: typeof URIReference;
+  NetHttpError: typeof NetHttpError;
+  rubyNumberToString: typeof rubyNumberToString;
+  encodeWwwFormComponent: typeof encodeWwwFormComponent;
+  encodeWwwForm: typeof encodeWwwForm;
+  decodeWwwFormComponent: typeof decodeWwwFormComponent;
+  decodeWwwForm: typeof decodeWwwForm;
+  eachCapitalized: typeof eachCapitalized;
+  capitalize: typeof capitalize;
+}
+/** The whole API bound to its own module instance (another build, or isolation). */
+export function createNetHttp(source: WebAssembly.Module | Uint8Array | ArrayBuffer | Codec): NetHttpApi;
+
+/** Compiles the module asynchronously, for hosts that forbid synchronous compilation. */
+export function init(source?: WebAssembly.Module | Uint8Array | ArrayBuffer): Promise<void>;
+/** The embedded module's bytes, and their sha256. */
+export function wasmBytes(): Uint8Array;
+export const wasmSha256: string;

@@ -1,0 +1,20 @@
+// Compiled by `tsc` (npm run typecheck): the declarations accept real usage.
+import { Request, URI, NetHttpError, encodeWwwForm, decodeWwwForm, eachCapitalized, createNetHttp, wasmBytes } from 'net-http-wasm';
+
+const req = new Request('POST', URI('http://example.com/p'), { 'X-A': '1', 'X-B': null }, { profile: '3.4' });
+req.set('X-List', ['a', 1]).addField('x-list', 2).delete('user-agent');
+req.setFormData({ q: 'a b', tags: ['x', null], n: 1.5 }, ';');
+req.body = new Uint8Array([1, 2]);
+const bytes: Uint8Array = req.toBytes('1.0');
+const v: string | null = req.get('x-list');
+const form: string = encodeWwwForm([['a', null], ['b', [1, 2]]]);
+const pairs: Array<[string, string]> = decodeWwwForm('a=1', { separator: ';' });
+const caps: Array<[string, string]> = eachCapitalized({ 'content-type': 'text/plain' });
+const api = createNetHttp(wasmBytes());
+const r2 = new api.Request('GET', '/');
+try {
+  r2.set('x', 'a\nb');
+} catch (e) {
+  if (e instanceof NetHttpError) console.log(e.rubyClass, e.message);
+}
+console.log(bytes.length, v, form, pairs, caps, req.path, req.decodeContent);
