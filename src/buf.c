@@ -4,9 +4,11 @@
 
 #include "nethttp.h"
 
+/* Reserving, even 0 bytes, leaves b->data non-NULL, so callers may form
+ * b->data + offset without a NULL check. */
 int nh_buf_reserve(nh_buf *b, size_t extra)
 {
-    if (extra <= b->cap - b->len)
+    if (extra <= b->cap - b->len && b->data)
         return NH_OK;
     if (extra > SIZE_MAX / 2 - b->len)
         return NH_NOMEM;
@@ -24,10 +26,10 @@ int nh_buf_reserve(nh_buf *b, size_t extra)
 
 int nh_buf_append(nh_buf *b, const void *p, size_t n)
 {
-    if (n == 0)
-        return NH_OK;
     if (nh_buf_reserve(b, n))
         return NH_NOMEM;
+    if (n == 0)
+        return NH_OK;
     memcpy(b->data + b->len, p, n);
     b->len += n;
     return NH_OK;

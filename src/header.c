@@ -45,7 +45,7 @@ static uint32_t hash_name(const uint8_t *s, size_t n)
 
 static int name_eq(const nh_headers *h, const nh_field *f, const uint8_t *s, size_t n)
 {
-    return f->name_len == n && memcmp(h->bytes.data + f->name_off, s, n) == 0;
+    return f->name_len == n && (n == 0 || memcmp(h->bytes.data + f->name_off, s, n) == 0);
 }
 
 /* Small stores are scanned; an index is built once they grow. */

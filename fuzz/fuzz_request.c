@@ -1,0 +1,124 @@
+/* libFuzzer harness: request building from fuzzed methods, URIs, header
+ * names and values, forms and bodies; and raw (hostile) request records. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/internal.h"
+
+static void put_str(nh_buf *b, const uint8_t *s, size_t n)
+{
+    nh_put_u32(b, n);
+    nh_buf_append(b, s, n);
+}
+
+/* Splits the input at 0x00 0x01 pairs into fields. */
+static int next_field(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n)
+{
+    if (*p >= end)
+        return 0;
+    const uint8_t *q = *p;
+    while (q + 1 < end && !(q[0] == 0 && q[1] == 1))
+        q++;
+    if (q + 1 >= end)
+        q = end;
+    *s = *p;
+    *n = (size_t)(q - *p);
+    *p = q < end ? q + 2 : end;
+    return 1;
+}
+
+static void check_output(const nh_buf *out, int rc, const uint8_t *method, size_t mlen)
+{
+    if (rc == NH_OK && out->len < mlen + 1)
+        abort();
+    if (rc == NH_OK && memcmp(out->data, method, mlen) != 0)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    nh_buf out = {0}, rec = {0};
+    nh_error err;
+
+    /* 1. the raw input as a record: must be rejected or handled, never overread */
+    nh_request(data, size, &out, &err);
+
+    /* 2. a well-formed record built from the input's fields */
+    if (size < 2)
+        goto done;
+    const uint8_t *p = data + 2, *end = data + size, *s;
+    size_t n;
+    uint8_t flags = data[0], ops = data[1];
+    const uint8_t *method = (const uint8_t *)"GET";
+    size_t mlen = 3;
+    nh_buf_putc(&rec, flags & 1);
+    nh_buf_putc(&rec, 1);
+    if (next_field(&p, end, &s, &n)) {
+        method = s;
+        mlen = n;
+    }
+    put_str(&rec, method, mlen);
+    nh_buf_putc(&rec, (flags >> 1) & 1);
+    if (next_field(&p, end, &s, &n))
+        put_str(&rec, s, n);
+    else
+        put_str(&rec, (const uint8_t *)"/", 1);
+    uint32_t ninit = (flags >> 2) & 3;
+    nh_put_u32(&rec, ninit == 3 ? UINT32_MAX : ninit);
+    for (uint32_t i = 0; ninit != 3 && i < ninit; i++) {
+        const uint8_t *k = (const uint8_t *)"k", *v = (const uint8_t *)"v";
+        size_t kl = 1, vl = 1;
+        next_field(&p, end, &k, &kl);
+        next_field(&p, end, &v, &vl);
+        put_str(&rec, k, kl);
+        nh_buf_putc(&rec, 1);
+        put_str(&rec, v, vl);
+    }
+    for (int i = 0; i < 4; i++, ops >>= 2) {
+        const uint8_t *k = (const uint8_t *)"x", *v = (const uint8_t *)"";
+        size_t kl = 1, vl = 0;
+        next_field(&p, end, &k, &kl);
+        next_field(&p, end, &v, &vl);
+        switch (ops & 3) {
+        case 0: /* set */
+        case 1: /* add */
+            nh_buf_putc(&rec, (ops & 3) == 0 ? 1 : 2);
+            put_str(&rec, k, kl);
+            nh_put_u32(&rec, 1);
+            put_str(&rec, v, vl);
+            break;
+        case 2: /* form with a separator */
+            nh_buf_putc(&rec, 4);
+            nh_put_u32(&rec, 2);
+            put_str(&rec, k, kl);
+            nh_buf_putc(&rec, 1);
+            put_str(&rec, v, vl);
+            put_str(&rec, v, vl);
+            nh_buf_putc(&rec, 2);
+            nh_put_u32(&rec, 2);
+            nh_buf_putc(&rec, 0);
+            nh_buf_putc(&rec, 1);
+            put_str(&rec, k, kl);
+            nh_buf_putc(&rec, 1);
+            put_str(&rec, k, kl);
+            break;
+        default: /* body */
+            nh_buf_putc(&rec, 5);
+            nh_buf_putc(&rec, 1);
+            put_str(&rec, v, vl);
+        }
+    }
+    nh_buf_putc(&rec, 6);
+    if (next_field(&p, end, &s, &n))
+        put_str(&rec, s, n);
+    else
+        put_str(&rec, (const uint8_t *)"1.1", 3);
+    int rc = nh_request(rec.data, rec.len, &out, &err);
+    check_output(&out, rc, method, mlen);
+    if (rc != NH_OK && rc != NH_ERROR)
+        abort();
+done:
+    nh_buf_free(&out);
+    nh_buf_free(&rec);
+    return 0;
+}
