@@ -16,6 +16,7 @@ const CLASS_NAMES = [
   'NoMemoryError',
   'Encoding::CompatibilityError',
   'TypeError',
+  'RuntimeError',
 ];
 
 const NH_ERROR = -2;
@@ -632,23 +633,14 @@ export function eachCapitalized(fields, options) {
   const pid = profileId(options);
   const pairs = pairsOf(fields, 'fields');
   c.begin(pairs.length * 32 + 8);
-  const countAt = c.pos;
-  c.u32w(0);
-  let count = 0;
+  c.u32w(pairs.length);
   for (const pair of pairs) {
     if (!Array.isArray(pair)) throw new TypeError('fields entries must be [name, value]');
-    const name = headerName(pair[0]);
-    const vals = Array.isArray(pair[1]) ? pair[1].flat(Infinity) : [pair[1]];
-    for (const v of vals) {
-      c.strw(name);
-      c.strw(toRubyString(v, 'header value'));
-      count++;
-    }
+    c.strw(headerName(pair[0]));
+    const vals = Array.isArray(pair[1]) ? headerValues(pair[1], []) : [pair[1] == null ? '' : toRubyString(pair[1], 'header value')];
+    c.u32w(vals.length);
+    for (const v of vals) c.strw(v);
   }
-  const save = c.pos;
-  c.pos = countAt;
-  c.u32w(count);
-  c.pos = save;
   c.call('nh_wasm_each_capitalized', pid);
   const t = c.outTable();
   const out = new Array(t.length >> 1);

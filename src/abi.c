@@ -179,7 +179,7 @@ EXPORT(nh_wasm_decode_www_form) int nh_wasm_decode_www_form(nh_ctx *c, size_t le
     return NH_OK;
 }
 
-/* input: u32 n, n x (str key, str value): add_field each, then
+/* input: u32 n, n x (str key, u32 m, m x str value): add_field each, then
  * each_capitalized.  output: text table of name, joined value, ... */
 EXPORT(nh_wasm_each_capitalized) int nh_wasm_each_capitalized(nh_ctx *c, size_t len, int profile)
 {
@@ -193,23 +193,32 @@ EXPORT(nh_wasm_each_capitalized) int nh_wasm_each_capitalized(nh_ctx *c, size_t 
     for (uint32_t i = 0; i < n && !rc && !r.bad; i++) {
         size_t kl, vl;
         const uint8_t *k = nh_rd_str(&r, &kl);
-        const uint8_t *v = nh_rd_str(&r, &vl);
-        for (size_t j = 0; j < vl; j++)
-            if (v[j] == '\r' || v[j] == '\n') {
-                rc = nh_fail(&c->out, &c->err, NH_E_ARGUMENT,
-                             "header field value cannot include CR/LF");
-                goto done;
-            }
+        uint32_t nv = nh_rd_u32(&r);
+        nh_reader peek = r;
+        for (uint32_t j = 0; j < nv && !peek.bad; j++) {
+            const uint8_t *v = nh_rd_str(&peek, &vl);
+            for (size_t x = 0; x < vl; x++)
+                if (v[x] == '\r' || v[x] == '\n') {
+                    rc = nh_fail(&c->out, &c->err, NH_E_ARGUMENT,
+                                 "header field value cannot include CR/LF");
+                    goto done;
+                }
+        }
         key.len = 0;
         if (nh_headers_key(&h, &key, k, kl)) {
             rc = NH_NOMEM;
             break;
         }
+        /* add_field: append to an existing field, else set_field */
         long fi = nh_headers_find(&h, key.data, key.len);
-        if (fi < 0 && (fi = nh_headers_set(&h, key.data, key.len)) < 0)
+        if (fi < 0 && (fi = nh_headers_set(&h, key.data, key.len)) < 0) {
             rc = NH_NOMEM;
-        else
+            break;
+        }
+        for (uint32_t j = 0; j < nv && !rc && !r.bad; j++) {
+            const uint8_t *v = nh_rd_str(&r, &vl);
             rc = nh_headers_push(&h, fi, v, vl);
+        }
     }
     if (!rc && r.bad)
         rc = nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed header record");

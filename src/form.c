@@ -313,6 +313,12 @@ int nh_form_gsub_sep(nh_buf *out, nh_error *err, const uint8_t *q, size_t qlen,
                     err->cls = NH_E_INDEX;
                     return NH_ERROR;
                 }
+                if (j + 1 < seplen && sep[j + 1] == '<') {
+                    out->len = 0;
+                    err->cls = NH_E_RUNTIME;
+                    return nh_put_str(out, "invalid group name reference format") ? NH_NOMEM
+                                                                                   : NH_ERROR;
+                }
                 rc = nh_buf_append(out, "\\k", 2);
                 break;
             }

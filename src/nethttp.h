@@ -44,7 +44,8 @@ typedef enum nh_error_class {
     NH_E_LIMIT = 9,             /* NetHttpWasm::LimitError: a configured bound was exceeded */
     NH_E_NOMEM = 10,            /* NoMemoryError */
     NH_E_ENCODING_COMPAT = 11,  /* Encoding::CompatibilityError */
-    NH_E_TYPE = 12              /* TypeError */
+    NH_E_TYPE = 12,             /* TypeError */
+    NH_E_RUNTIME = 13           /* RuntimeError */
 } nh_error_class;
 
 /* A growable byte buffer owned by the caller.  Zero-initialise it; release it
@@ -154,6 +155,67 @@ int nh_decode_www_form(nh_buf *out, nh_error *err, const uint8_t *s, size_t n,
  * exec (the request's bytes), get (a field), dump (all fields) or, when the
  * record just ends, a check that returns one byte, decode_content. */
 int nh_request(const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err);
+
+/* ---- Responses (response.c): Net::HTTPResponse.read_new + reading_body --- */
+
+/* Error classes only responses raise (outside the shared enum's range). */
+#define NH_E_NO_METHOD 20 /* NoMethodError (a negative Content-Range length) */
+
+#define NH_UNLIMITED UINT64_MAX
+
+typedef struct nh_resp_config {
+    int profile;              /* nh_profile */
+    int body_allowed;         /* the request's response_body_permitted? (false for HEAD) */
+    int decode;               /* res.decode_content = true */
+    int skip_interim;         /* read_new again while the response is a 1xx, as
+                               * Net::HTTP#transport_request does */
+    uint64_t max_header_bytes;   /* status line + header block; NH_UNLIMITED for none */
+    uint64_t max_fields;         /* header lines (add_field calls) */
+    uint64_t max_body_bytes;     /* body bytes as framed on the wire */
+    uint64_t max_inflated_bytes; /* body bytes after content decoding */
+} nh_resp_config;
+
+/* Fills cfg with the defaults: profile 4.0, body allowed, no decoding,
+ * 1 MiB of header block, 10000 header lines, bodies unlimited. */
+void nh_resp_config_default(nh_resp_config *cfg);
+
+/* An incremental response parser: bytes in chunks of any size, events out.
+ * Memory: the longest line of the head (or chunk-size line) plus the header
+ * store plus one call's inflated output; never the body. */
+typedef struct nh_resp nh_resp;
+
+nh_resp *nh_resp_new(void);
+void nh_resp_free(nh_resp *p);
+/* Starts a new message with cfg (the parser's buffers are kept). */
+void nh_resp_reset(nh_resp *p, const nh_resp_config *cfg);
+
+/* Events appended to `ev` by nh_resp_feed, little-endian:
+ *   NH_EV_HEAD     u32 n, n bytes head block: the response as read_new returns it
+ *   NH_EV_INTERIM  u32 n, head block of a 1xx skipped under skip_interim
+ *   NH_EV_BODY     u8 src, u32 off, u32 len: body bytes at `in` + off (src 0)
+ *                  or at nh_resp_data(p) + off (src 1, decoded), valid until
+ *                  the next call
+ *   NH_EV_FINAL    u32 n, head block after reading the body, when decoding
+ *                  changed the fields (content-encoding, content-length)
+ *   NH_EV_END      u32 off: the message ended; `in` + off.. is the next one
+ * Head block: u8 flags (1 has version, 2 has message, 4 body read), str class
+ * name, str version, str code, str message, u32 nfields, nfields x (str
+ * downcased name, u32 nvalues, nvalues x str); str = u32 length + bytes. */
+enum { NH_EV_HEAD = 1, NH_EV_BODY = 2, NH_EV_END = 3, NH_EV_INTERIM = 4, NH_EV_FINAL = 5 };
+#define NH_HEAD_VERSION 1
+#define NH_HEAD_MESSAGE 2
+#define NH_HEAD_BODY 4
+
+/* Consumes in[0..n) (eof: the stream ends after these bytes).  Returns NH_OK
+ * with events appended to ev, or NH_ERROR with the Ruby exception in msg and
+ * err (the parser then repeats that error until reset), or NH_NOMEM.  After
+ * NH_EV_END the parser takes no more bytes until reset. */
+int nh_resp_feed(nh_resp *p, const uint8_t *in, size_t n, int eof, nh_buf *ev, nh_buf *msg,
+                 nh_error *err);
+/* Base of src-1 body events of the last feed. */
+const uint8_t *nh_resp_data(const nh_resp *p);
+/* 1 once NH_EV_END was produced. */
+int nh_resp_done(const nh_resp *p);
 
 #ifdef __cplusplus
 }
