@@ -46,7 +46,7 @@ const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 /** Integer#to_s / Float#to_s of a JS number, as Ruby prints it. */
 export function rubyNumberToString(n) {
   if (typeof n === 'bigint') return n.toString();
-  if (Number.isInteger(n)) return Math.abs(n) < 1e21 ? String(n === 0 ? 0 : n) : BigInt(n).toString();
+  if (Number.isInteger(n)) return Number.isSafeInteger(n) ? String(n === 0 ? 0 : n) : BigInt(n).toString();
   if (Number.isNaN(n)) return 'NaN';
   if (!Number.isFinite(n)) return n > 0 ? 'Infinity' : '-Infinity';
   const sign = n < 0 ? '-' : '';

@@ -27,6 +27,7 @@ typedef struct nh_ctx {
     nh_buf in;
     nh_buf tmp;
     nh_buf tmp2;
+    nh_req *req;
 } nh_ctx;
 
 #if defined(__wasm__)
@@ -48,6 +49,7 @@ EXPORT(nh_ctx_free) void nh_ctx_free(nh_ctx *c)
     nh_buf_free(&c->in);
     nh_buf_free(&c->tmp);
     nh_buf_free(&c->tmp2);
+    nh_req_free(c->req);
     free(c);
 }
 
@@ -67,6 +69,8 @@ EXPORT(nh_ctx_trim) void nh_ctx_trim(nh_ctx *c, size_t keep)
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]->cap > keep)
             nh_buf_free(bs[i]);
+    nh_req_free(c->req);
+    c->req = NULL;
 }
 
 static int begin(nh_ctx *c)
@@ -114,7 +118,9 @@ static int table_add(nh_ctx *c, size_t mark)
 EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
 {
     begin(c);
-    return nh_request(c->in.data, len, &c->out, &c->err);
+    if (!c->req && !(c->req = nh_req_new()))
+        return NH_NOMEM;
+    return nh_request_run(c->req, c->in.data, len, &c->out, &c->err);
 }
 
 /* input: pairs */

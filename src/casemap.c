@@ -99,6 +99,22 @@ static int casemap(nh_buf *out, const uint8_t *s, size_t n, int profile, int tit
     size_t i = 0;
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
+    /* ASCII prefix: one output byte per input byte, room already reserved */
+    {
+        uint8_t *o = out->data + out->len;
+        uint8_t lo = title ? 'a' : 'A';
+        while (i < n && s[i] < 0x80) {
+            uint8_t c = s[i];
+            if (c >= lo && c <= lo + 25)
+                c ^= 0x20;
+            o[i++] = c;
+            if (title) {
+                title = 0;
+                lo = 'A';
+            }
+        }
+        out->len += i;
+    }
     while (i < n) {
         uint8_t c = s[i];
         if (c < 0x80) {

@@ -17,6 +17,14 @@ static int hexval(uint8_t c)
 }
 
 /* /[^*\-.0-9A-Z_a-z]/ -> %XX, with ' ' -> '+'. */
+#define KEEP(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') || \
+                 (c) == '*' || (c) == '-' || (c) == '.' || (c) == '_')
+#define K4(c) KEEP(c), KEEP(c + 1), KEEP(c + 2), KEEP(c + 3)
+#define K16(c) K4(c), K4(c + 4), K4(c + 8), K4(c + 12)
+#define K64(c) K16(c), K16(c + 16), K16(c + 32), K16(c + 48)
+static const uint8_t KEPT[256] = {K64(0), K64(64), K64(128), K64(192)};
+
+/* /[^*\-.0-9A-Z_a-z]/ -> %XX, with ' ' -> '+'. */
 int nh_encode_www_form_component(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (n > (SIZE_MAX - 16) / 3 || nh_buf_reserve(out, n * 3))
@@ -24,15 +32,15 @@ int nh_encode_www_form_component(nh_buf *out, const uint8_t *s, size_t n)
     uint8_t *o = out->data + out->len;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
-        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            c == '*' || c == '-' || c == '.' || c == '_') {
+        if (KEPT[c]) {
             *o++ = c;
         } else if (c == ' ') {
             *o++ = '+';
         } else {
-            *o++ = '%';
-            *o++ = (uint8_t)HEX[c >> 4];
-            *o++ = (uint8_t)HEX[c & 15];
+            o[0] = '%';
+            o[1] = (uint8_t)HEX[c >> 4];
+            o[2] = (uint8_t)HEX[c & 15];
+            o += 3;
         }
     }
     out->len = (size_t)(o - out->data);

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nethttp.h"
+#include "internal.h"
 
 void nh_headers_init(nh_headers *h, int profile, int binary)
 {
@@ -207,6 +207,26 @@ int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, 
 {
     while (n > 0 && name[n - 1] == '-')
         n--;
+    /* ASCII names (all of them on the wire): one pass, no calls */
+    size_t k = 0;
+    while (k < n && name[k] < 0x80)
+        k++;
+    if (k == n || binary) {
+        if (nh_buf_reserve(out, n))
+            return NH_NOMEM;
+        uint8_t *o = out->data + out->len;
+        uint8_t flip = 0x20; /* case bit to clear at a word start */
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = name[i];
+            uint8_t lc = c | 0x20;
+            if (lc >= 'a' && lc <= 'z')
+                c = (uint8_t)(lc & ~flip);
+            o[i] = c;
+            flip = c == '-' ? 0x20 : 0;
+        }
+        out->len += n;
+        return NH_OK;
+    }
     size_t i = 0;
     for (;;) {
         size_t j = i;

@@ -6,6 +6,32 @@
 
 #include "nethttp.h"
 
+/* Inline fast paths of nh_buf_append / nh_buf_putc for the codec's hot
+ * loops; they fall back to the functions in buf.c to grow the buffer. */
+static inline int nh_buf_append_fast(nh_buf *b, const void *p, size_t n)
+{
+    if (b->data && n <= b->cap - b->len) {
+        if (n) {
+            memcpy(b->data + b->len, p, n);
+            b->len += n;
+        }
+        return NH_OK;
+    }
+    return nh_buf_append(b, p, n);
+}
+
+static inline int nh_buf_putc_fast(nh_buf *b, uint8_t c)
+{
+    if (b->data && b->len < b->cap) {
+        b->data[b->len++] = c;
+        return NH_OK;
+    }
+    return nh_buf_putc(b, c);
+}
+
+#define nh_buf_append(b, p, n) nh_buf_append_fast(b, p, n)
+#define nh_buf_putc(b, c) nh_buf_putc_fast(b, c)
+
 /* A bounds-checked reader over the little-endian input records that the
  * JS layer writes (see abi.c for the layout). */
 typedef struct nh_reader {

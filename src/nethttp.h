@@ -155,6 +155,12 @@ int nh_decode_www_form(nh_buf *out, nh_error *err, const uint8_t *s, size_t n,
  * exec (the request's bytes), get (a field), dump (all fields) or, when the
  * record just ends, a check that returns one byte, decode_content. */
 int nh_request(const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err);
+/* The same with caller-owned scratch state whose buffers are reused from
+ * call to call (nothing else carries over). */
+typedef struct nh_req nh_req;
+nh_req *nh_req_new(void);
+void nh_req_free(nh_req *q);
+int nh_request_run(nh_req *q, const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err);
 
 /* ---- Responses (response.c): Net::HTTPResponse.read_new + reading_body --- */
 

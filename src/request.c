@@ -9,17 +9,21 @@
 
 #include "internal.h"
 
-typedef struct req {
+struct nh_req {
     nh_headers h;
     nh_buf key;    /* scratch: a downcased key */
     nh_buf path;
     nh_buf body;
+    nh_buf host;
+    nh_uri uri;
     int has_body;
     int decode_content;
     int profile;
     const uint8_t *method;
     size_t method_len;
-} req;
+};
+
+typedef struct nh_req req;
 
 static int has_crlf(const uint8_t *s, size_t n)
 {
@@ -144,7 +148,9 @@ static int construct(req *q, nh_reader *r, nh_buf *out, nh_error *err)
 {
     size_t tlen;
     q->profile = nh_rd_u8(r) == 1 ? NH_PROFILE_34 : NH_PROFILE_40;
-    nh_headers_init(&q->h, q->profile, 0);
+    nh_headers_reset(&q->h);
+    q->h.profile = q->profile;
+    q->h.binary = 0;
     int response_has_body = nh_rd_u8(r);
     q->method = nh_rd_str(r, &q->method_len);
     uint8_t is_uri = nh_rd_u8(r);
@@ -152,9 +158,10 @@ static int construct(req *q, nh_reader *r, nh_buf *out, nh_error *err)
     if (r->bad)
         return nh_fail(out, err, NH_E_TYPE, "malformed request record");
 
-    nh_uri u = {0};
-    nh_buf host = {0};
+    nh_uri *up = &q->uri;
+    nh_buf *host = &q->host;
     int rc = NH_OK;
+#define u (*up)
     if (is_uri) {
         rc = nh_uri_parse(&u, out, err, target, tlen);
         if (rc)
@@ -179,7 +186,7 @@ static int construct(req *q, nh_reader *r, nh_buf *out, nh_error *err)
             rc = NH_NOMEM;
             goto done;
         }
-        if ((rc = build_host(q, &u, &host)))
+        if ((rc = build_host(q, &u, host)))
             goto done;
     } else {
         if (tlen == 0) {
@@ -233,10 +240,9 @@ static int construct(req *q, nh_reader *r, nh_buf *out, nh_error *err)
         (rc = set_lower(q, "user-agent", (const uint8_t *)"Ruby", 4)))
         goto done;
     if (is_uri && find_key(q, "host") < 0)
-        rc = set_lower(q, "host", host.data ? host.data : (const uint8_t *)"", host.len);
+        rc = set_lower(q, "host", host->data ? host->data : (const uint8_t *)"", host->len);
 done:
-    nh_uri_free(&u);
-    nh_buf_free(&host);
+#undef u
     return rc;
 }
 
@@ -361,10 +367,40 @@ static int dump_headers(req *q, nh_buf *out)
     return NH_OK;
 }
 
+nh_req *nh_req_new(void)
+{
+    return calloc(1, sizeof(nh_req));
+}
+
+void nh_req_free(nh_req *q)
+{
+    if (!q)
+        return;
+    nh_headers_free(&q->h);
+    nh_buf_free(&q->key);
+    nh_buf_free(&q->path);
+    nh_buf_free(&q->body);
+    nh_buf_free(&q->host);
+    nh_uri_free(&q->uri);
+    free(q);
+}
+
 int nh_request(const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err)
 {
-    req q;
-    memset(&q, 0, sizeof q);
+    nh_req *q = nh_req_new();
+    if (!q)
+        return NH_NOMEM;
+    int rc = nh_request_run(q, in, in_len, out, err);
+    nh_req_free(q);
+    return rc;
+}
+
+int nh_request_run(nh_req *qp, const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err)
+{
+#define q (*qp)
+    q.key.len = q.path.len = q.body.len = q.host.len = 0;
+    q.has_body = 0;
+    q.decode_content = 0;
     nh_reader r = {in, in + in_len, 0};
     err->cls = NH_E_NONE;
     int rc = construct(&q, &r, out, err);
@@ -435,9 +471,6 @@ int nh_request(const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err)
             rc = nh_fail(out, err, NH_E_TYPE, "malformed request record");
         }
     }
-    nh_headers_free(&q.h);
-    nh_buf_free(&q.key);
-    nh_buf_free(&q.path);
-    nh_buf_free(&q.body);
     return rc;
+#undef q
 }

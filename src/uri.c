@@ -27,24 +27,25 @@ static int is_regname(uint8_t c)
            c == '=' || (c >= 'A' && c <= 'Z') || c == '_' || (c >= 'a' && c <= 'z') || c == '~';
 }
 
-enum { CH_REGNAME, CH_USERINFO, CH_SEG, CH_SEG_NC, CH_FRAGMENT };
+enum { CH_REGNAME = 1, CH_USERINFO = 2, CH_SEG = 4, CH_SEG_NC = 8, CH_FRAGMENT = 16 };
+
+/* Bit set of the classes each byte belongs to, as a constant table. */
+#define REGNAME(c) ((c) == '!' || (c) == '$' || ((c) >= '&' && (c) <= '.') || ((c) >= '0' && (c) <= '9') || \
+                    (c) == ';' || (c) == '=' || ((c) >= 'A' && (c) <= 'Z') || (c) == '_' ||          \
+                    ((c) >= 'a' && (c) <= 'z') || (c) == '~')
+#define CC(c)                                                                                     \
+    (uint8_t)((REGNAME(c) ? (CH_REGNAME | CH_USERINFO | CH_SEG | CH_SEG_NC | CH_FRAGMENT) : 0) |  \
+              ((c) == ':' ? (CH_USERINFO | CH_SEG | CH_FRAGMENT) : 0) |                          \
+              ((c) == '@' ? (CH_SEG | CH_SEG_NC | CH_FRAGMENT) : 0) |                             \
+              ((c) == '/' ? (CH_SEG | CH_FRAGMENT) : 0) | ((c) == '?' ? CH_FRAGMENT : 0))
+#define CC4(c) CC(c), CC(c + 1), CC(c + 2), CC(c + 3)
+#define CC16(c) CC4(c), CC4(c + 4), CC4(c + 8), CC4(c + 12)
+#define CC64(c) CC16(c), CC16(c + 16), CC16(c + 32), CC16(c + 48)
+static const uint8_t CHAR_CLASS[256] = {CC64(0), CC64(64), CC64(128), CC64(192)};
 
 static int in_class(uint8_t c, int cls)
 {
-    if (is_regname(c))
-        return 1;
-    switch (cls) {
-    case CH_USERINFO:
-        return c == ':';
-    case CH_SEG:
-        return c == ':' || c == '@' || c == '/';
-    case CH_SEG_NC:
-        return c == '@';
-    case CH_FRAGMENT:
-        return c == ':' || c == '@' || c == '/' || c == '?';
-    default:
-        return 0;
-    }
+    return (CHAR_CLASS[c] & cls) != 0;
 }
 
 /* Length of the longest run of class characters (or %XX) from s. */

@@ -17,8 +17,8 @@ writeFileSync(
 const names = [];
 const toCjs = (src) =>
   src
-    .replace(/^import .*$/gm, '')
-    .replace(/^export \{.*$/gm, '')
+    .replace(/^import\b[^;]*?from\s*['"][^'"]+['"];?/gm, '')
+    .replace(/^export\s*\{[^}]*\}\s*(from\s*['"][^'"]+['"])?;?/gm, '')
     .replace(/^export (class|function|const|let|async function) (\w+)/gm, (_, kind, name) => {
       names.push(name);
       return `${kind} ${name}`;
