@@ -9,6 +9,7 @@ import { createRequire } from 'node:module';
 import { inputs } from './inputs.mjs';
 
 const require = createRequire(import.meta.url);
+const { createNetHttp } = await import('../js/index.mjs');
 const [runtime, opList, passesArg, minNsArg, mode] = process.argv.slice(2);
 const root = new URL('../', import.meta.url);
 const enc = new TextEncoder();
@@ -44,7 +45,6 @@ function concat(parts) {
 
 // ---- net-http-wasm through its public API ----
 function ours(file) {
-  const { createNetHttp } = require('../js/index.cjs');
   const api = createNetHttp(readFileSync(new URL(file, root)));
   const { uri, header, form } = inputs.request;
   const ops = {
@@ -174,7 +174,6 @@ function undiciLlhttp() {
 
 // ---- the marshalling floor: move the same bytes in and out, do no work ----
 function floor() {
-  const { createNetHttp } = require('../js/index.cjs');
   const api = createNetHttp(readFileSync(new URL('wasm/nethttp.wasm', root)));
   const c = api.codec;
   const { uri, header, form } = inputs.request;
