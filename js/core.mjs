@@ -17,6 +17,7 @@ const CLASS_NAMES = [
   'Encoding::CompatibilityError',
   'TypeError',
   'RuntimeError',
+  'URI::InvalidComponentError',
 ];
 
 const NH_ERROR = -2;
@@ -53,7 +54,7 @@ export function rubyNumberToString(n) {
   const [mant, e] = Math.abs(n).toExponential().split('e');
   const digits = mant.replace('.', '');
   const decpt = Number(e) + 1;
-  if (decpt > -4 && decpt < 16) {
+  if (decpt > -4 && decpt <= 16) {
     if (decpt <= 0) return `${sign}0.${'0'.repeat(-decpt)}${digits}`;
     const int = digits.slice(0, decpt).padEnd(decpt, '0');
     const frac = digits.slice(decpt) || '0';

@@ -201,13 +201,21 @@ int nh_headers_join(const nh_headers *h, long field, nh_buf *out)
     return NH_OK;
 }
 
+#define UP1(c) (uint8_t)((c) >= 'a' && (c) <= 'z' ? (c) - 32 : (c))
+#define LO1(c) (uint8_t)((c) >= 'A' && (c) <= 'Z' ? (c) + 32 : (c))
+#define T4(F, c) F(c), F(c + 1), F(c + 2), F(c + 3)
+#define T16(F, c) T4(F, c), T4(F, c + 4), T4(F, c + 8), T4(F, c + 12)
+#define T64(F, c) T16(F, c), T16(F, c + 16), T16(F, c + 32), T16(F, c + 48)
+static const uint8_t UPPER[256] = {T64(UP1, 0), T64(UP1, 64), T64(UP1, 128), T64(UP1, 192)};
+static const uint8_t LOWER[256] = {T64(LO1, 0), T64(LO1, 64), T64(LO1, 128), T64(LO1, 192)};
+
 /* name.to_s.split('-').map(&:capitalize).join('-'): split drops trailing
  * empty parts, so "x-" gives "X" and "--" gives "". */
 int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, int binary)
 {
     while (n > 0 && name[n - 1] == '-')
         n--;
-    /* ASCII names (all of them on the wire): one pass, no calls */
+    /* ASCII names (all of them on the wire): table-driven, no calls */
     size_t k = 0;
     while (k < n && name[k] < 0x80)
         k++;
@@ -215,14 +223,11 @@ int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, 
         if (nh_buf_reserve(out, n))
             return NH_NOMEM;
         uint8_t *o = out->data + out->len;
-        uint8_t flip = 0x20; /* case bit to clear at a word start */
+        const uint8_t *t = UPPER;
         for (size_t i = 0; i < n; i++) {
-            uint8_t c = name[i];
-            uint8_t lc = c | 0x20;
-            if (lc >= 'a' && lc <= 'z')
-                c = (uint8_t)(lc & ~flip);
+            uint8_t c = t[name[i]];
             o[i] = c;
-            flip = c == '-' ? 0x20 : 0;
+            t = c == '-' ? UPPER : LOWER;
         }
         out->len += n;
         return NH_OK;

@@ -45,7 +45,8 @@ typedef enum nh_error_class {
     NH_E_NOMEM = 10,            /* NoMemoryError */
     NH_E_ENCODING_COMPAT = 11,  /* Encoding::CompatibilityError */
     NH_E_TYPE = 12,             /* TypeError */
-    NH_E_RUNTIME = 13           /* RuntimeError */
+    NH_E_RUNTIME = 13,          /* RuntimeError */
+    NH_E_URI_COMPONENT = 14     /* URI::InvalidComponentError */
 } nh_error_class;
 
 /* A growable byte buffer owned by the caller.  Zero-initialise it; release it
@@ -204,13 +205,14 @@ void nh_resp_reset(nh_resp *p, const nh_resp_config *cfg);
  *   NH_EV_FINAL    u32 n, head block after reading the body, when decoding
  *                  changed the fields (content-encoding, content-length)
  *   NH_EV_END      u32 off: the message ended; `in` + off.. is the next one
- * Head block: u8 flags (1 has version, 2 has message, 4 body read), str class
+ * Head block: u8 flags (1 has version, 2 has message, 4 body read, 8 ASCII), str class
  * name, str version, str code, str message, u32 nfields, nfields x (str
  * downcased name, u32 nvalues, nvalues x str); str = u32 length + bytes. */
 enum { NH_EV_HEAD = 1, NH_EV_BODY = 2, NH_EV_END = 3, NH_EV_INTERIM = 4, NH_EV_FINAL = 5 };
 #define NH_HEAD_VERSION 1
 #define NH_HEAD_MESSAGE 2
 #define NH_HEAD_BODY 4
+#define NH_HEAD_ASCII 8 /* every string byte of the block is below 0x80 */
 
 /* Consumes in[0..n) (eof: the stream ends after these bytes).  Returns NH_OK
  * with events appended to ev, or NH_ERROR with the Ruby exception in msg and

@@ -331,6 +331,68 @@ void nh_uri_free(nh_uri *u)
     nh_buf_free(&u->query);
 }
 
+/* /\A(?:[^@,;]+@[^@,;]+(?:\z|[,;]))*\z/ */
+static int mailto_to_valid(const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t a = i;
+        while (i < n && s[i] != '@' && s[i] != ',' && s[i] != ';')
+            i++;
+        if (i == a || i == n || s[i] != '@')
+            return 0;
+        size_t d = ++i;
+        while (i < n && s[i] != '@' && s[i] != ',' && s[i] != ';')
+            i++;
+        if (i == d || (i < n && s[i] == '@'))
+            return 0;
+        if (i < n)
+            i++;
+    }
+    return 1;
+}
+
+/* What the URI::FTP, URI::LDAP(S) and URI::MailTo constructors reject.
+ * t is the part after "scheme:", plen its hier-part's length. */
+static int scheme_checks(const uint8_t *scheme, size_t sl, const uint8_t *t, size_t tn,
+                         size_t plen, int opaque, nh_buf *out, nh_error *err)
+{
+    int has_fragment = memchr(t, '#', tn) != NULL;
+    if (ieq(scheme, sl, "ldap") || ieq(scheme, sl, "ldaps")) {
+        if (has_fragment || opaque)
+            return nh_fail(out, err, NH_E_URI_INVALID, "bad LDAP URL");
+        return NH_OK;
+    }
+    if (!ieq(scheme, sl, "mailto"))
+        return NH_OK;
+    /* the opaque part: the hier-part and query of a rootless URI, or
+     * "?query" of one with a path */
+    size_t end = tn;
+    const uint8_t *hash = memchr(t, '#', tn);
+    if (hash)
+        end = (size_t)(hash - t);
+    const uint8_t *op = NULL;
+    size_t on = 0;
+    if (opaque) {
+        op = t;
+        on = end;
+    } else if (plen < end && t[plen] == '?') {
+        op = t + plen; /* "?#{@query}" */
+        on = end - plen;
+    }
+    if (!op)
+        return nh_fail(out, err, NH_E_URI_COMPONENT, "missing opaque part for mailto URL");
+    const uint8_t *qm = memchr(op, '?', on);
+    if (!mailto_to_valid(op, qm ? (size_t)(qm - op) : on)) {
+        out->len = 0;
+        err->cls = NH_E_URI_COMPONENT;
+        if (nh_put_str(out, "unrecognised opaque part for mailtoURL: ") || nh_buf_append(out, op, on))
+            return NH_NOMEM;
+        return NH_ERROR;
+    }
+    return NH_OK;
+}
+
 int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t n)
 {
     nh_buf keep = u->query;
@@ -357,7 +419,7 @@ int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t
         const uint8_t *q;
         parts o;
         int ok = split_tail(t, tn, &plen, &q, &qlen);
-        int opaque = 0, has_host = 0;
+        int opaque = 0, has_host = 0, rc;
         if (ok) {
             if (plen >= 2 && t[0] == '/' && t[1] == '/') {
                 ok = authority_path(t + 2, plen - 2, &o);
@@ -375,6 +437,9 @@ int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t
             }
         }
         if (ok) {
+            /* URI::FTP.new checks before URI::Generic#initialize */
+            if (ieq(s, sl, "ftp") && opaque)
+                return nh_fail(out, err, NH_E_URI_INVALID, "URI::InvalidURIError");
             u->https = ieq(s, sl, "https");
             u->is_http = u->https || ieq(s, sl, "http");
             u->has_host = has_host;
@@ -389,10 +454,11 @@ int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t
             if (!opaque) {
                 u->path = o.path;
                 u->path_len = o.path_len;
-                if (q)
-                    return set_query(u, out, err, q, qlen);
+                if (q && (rc = set_query(u, out, err, q, qlen)))
+                    return rc;
             }
-            return NH_OK;
+            /* URI::LDAP and URI::MailTo check after it */
+            return scheme_checks(s, sl, t, tn, plen, opaque, out, err);
         }
     }
     const uint8_t *q;

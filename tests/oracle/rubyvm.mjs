@@ -127,12 +127,27 @@ function runBatch(v, cases) {
   return JSON.parse(readFileSync(outPath, 'utf8'));
 }
 
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Ruby cannot receive a lone surrogate as a String: such a case compares nothing. */
+function checkCase(c) {
+  const walk = (v) => {
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) throw new Error(`case ${c.id} holds a lone surrogate; Ruby strings cannot`);
+    } else if (v && typeof v === 'object') {
+      for (const x of Object.values(v)) walk(x);
+    }
+  };
+  walk(c);
+}
+
 /**
  * Runs cases through MRI `version` ('4.0' or '3.4'); returns one result per
  * case, in order.  A case whose "profile" differs from version is still run
  * on `version` (the caller groups by profile).
  */
 export async function runCases(version, cases) {
+  cases.forEach(checkCase);
   const results = [];
   let i = 0;
   let retriedAt = -1;
@@ -146,8 +161,10 @@ export async function runCases(version, cases) {
       out = runBatch(v, cases.slice(i, i + size));
       if (DEBUG) console.error(`ruby ${version}: ${size} cases from ${i}: vm ${t1 - t0} ms, run ${Date.now() - t1} ms`);
     } catch (e) {
-      // The VM itself died (a trap): treat it like a broken VM.
-      out = [{ broken: `${e && e.message}` }];
+      // A wasm trap means the VM itself died: treat it like a broken VM.  A Ruby
+      // exception escaping the runner is a bug in the oracle: fail loudly.
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      out = [{ broken: `${e.message}` }];
     }
     const last = out[out.length - 1];
     if (last && last.broken !== undefined) {
