@@ -114,6 +114,14 @@ const METHODS = {
   MOVE: [false, true], LOCK: [true, true], UNLOCK: [true, true],
 };
 
+// http(s) URIs whose request target can be read off without escaping and
+// that URI() accepts: host of reg-name characters, digits for a port, path
+// and query of characters that need no %-escape check or escaping.
+const SIMPLE_URI =
+  /^https?:\/\/[A-Za-z0-9\-._~!$&'()*+,;=]+(?::[0-9]*)?(\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?(?:\?([A-Za-z0-9\-._~!$&()*+,;=:@/?]*))?$/i;
+const NON_ASCII = /[^\x00-\x7f]/;
+const CRLF = /[\r\n]/;
+
 const OP_END = 0, OP_SET = 1, OP_ADD = 2, OP_DELETE = 3, OP_FORM = 4, OP_BODY = 5,
   OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8;
 
@@ -391,7 +399,38 @@ export class Request {
     }
     this._ops = [];
     this._body = null;
-    this._run(OP_END);
+    // Constructor arguments that cannot make Ruby raise are taken as they
+    // are; anything else is checked by the codec now, as Ruby would.
+    if (!this._simpleConstruction()) this._run(OP_END);
+  }
+
+  // Sets path and decodeContent without a call into wasm when no error is
+  // possible: a non-empty path or a plain http(s) URI, and initial headers
+  // whose keys are short ASCII and whose values hold no CR/LF.
+  _simpleConstruction() {
+    let path;
+    if (this._isUri) {
+      const m = SIMPLE_URI.exec(this._target);
+      if (!m) return false;
+      path = (m[1] || '/') + (m[2] !== undefined ? `?${m[2]}` : '');
+    } else {
+      if (this._target === '') return false;
+      path = this._target;
+    }
+    let decode = this._resbody;
+    if (this._init !== null) {
+      let defaults = true;
+      for (const [k, v] of this._init) {
+        if (k.length > 1024 || NON_ASCII.test(k)) return false;
+        if (v !== null && (v.length > 21845 || CRLF.test(v))) return false;
+        const lk = k.toLowerCase();
+        if (lk === 'accept-encoding' || lk === 'range') defaults = false;
+      }
+      if (!defaults) decode = false;
+    }
+    this.path = path;
+    this.decodeContent = decode;
+    return true;
   }
 
   _write(final, arg) {
