@@ -120,6 +120,14 @@ const METHODS = {
 const SIMPLE_URI =
   /^https?:\/\/[A-Za-z0-9\-._~!$&'()*+,;=]+(?::[0-9]*)?(\/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?(?:\?([A-Za-z0-9\-._~!$&()*+,;=:@/?]*))?$/i;
 const NON_ASCII = /[^\x00-\x7f]/;
+// RFC 9110 token, and field-value characters (no CTLs but HTAB).
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const FIELD_VALUE = /^[\t\x20-\x7e\x80-\uffff]*$/;
+const TARGET = /^[\x21-\x7e\x80-\uffff]+$/;
+
+function strictCheck(what, value, re) {
+  if (!re.test(value)) throw new NetHttpError('ArgumentError', `strict: ${what} not allowed by RFC 9112: ${JSON.stringify(value)}`);
+}
 const CRLF = /[\r\n]/;
 
 const OP_END = 0, OP_SET = 1, OP_ADD = 2, OP_DELETE = 3, OP_FORM = 4, OP_BODY = 5,
@@ -367,6 +375,7 @@ export class Request {
     if (typeof method !== 'string') throw new TypeError('method must be a string');
     this._codec = codecOf(options);
     this._profile = profileId(options);
+    this._strict = !!(options && options.strict);
     const upper = method.toUpperCase();
     const flags = METHODS[upper];
     this.method = flags ? upper : method;
@@ -399,6 +408,10 @@ export class Request {
     }
     this._ops = [];
     this._body = null;
+    if (this._strict) {
+      strictCheck('method', this.method, TOKEN);
+      if (this._init) for (const [k, v] of this._init) this._strictField(k, v === null ? [] : [v]);
+    }
     // Constructor arguments that cannot make Ruby raise are taken as they
     // are; anything else is checked by the codec now, as Ruby would.
     if (!this._simpleConstruction()) this._run(OP_END);
@@ -499,11 +512,20 @@ export class Request {
     }
   }
 
+  _strictField(name, values) {
+    strictCheck('header name', name, TOKEN);
+    for (const v of values) strictCheck('header value', v, FIELD_VALUE);
+  }
+
   /** `req[name] = value`; null deletes the field. */
   set(name, value) {
     headerName(name);
     if (value == null) this._ops.push([OP_DELETE, name, true]);
-    else this._ops.push([OP_SET, name, headerValues(value, [])]);
+    else {
+      const values = headerValues(value, []);
+      if (this._strict) this._strictField(name, values);
+      this._ops.push([OP_SET, name, values]);
+    }
     if (name.length === 15 && name.toLowerCase() === 'accept-encoding') this.decodeContent = false;
     else if (/[^\x00-\x7f]/.test(name)) this._run(OP_END);
     return this;
@@ -521,7 +543,9 @@ export class Request {
   /** `req.add_field(name, value)` */
   addField(name, value) {
     headerName(name);
-    this._ops.push([OP_ADD, name, headerValues(value, [])]);
+    const values = headerValues(value, []);
+    if (this._strict) this._strictField(name, values);
+    this._ops.push([OP_ADD, name, values]);
     return this;
   }
 
@@ -595,6 +619,10 @@ export class Request {
   /** The bytes `Net::HTTPGenericRequest#exec` writes. */
   toBytes(httpVersion = '1.1') {
     if (typeof httpVersion !== 'string') throw new TypeError('httpVersion must be a string');
+    if (this._strict) {
+      strictCheck('request target', this.path, TARGET);
+      strictCheck('HTTP version', httpVersion, /^[0-9]\.[0-9]$/);
+    }
     this._run(OP_EXEC, httpVersion);
     return this._codec.outBytes();
   }

@@ -37,6 +37,12 @@ export interface RequestOptions extends ProfileOptions {
   /** For methods Net::HTTP does not define (Net::HTTPGenericRequest). */
   requestHasBody?: boolean;
   responseHasBody?: boolean;
+  /**
+   * Reject what RFC 9112 forbids even where Ruby lets it through: a method or
+   * header name that is not a token, a header value with a control character
+   * (NUL, CR, LF, …), a request target with whitespace. Off by default (MRI's behaviour).
+   */
+  strict?: boolean;
 }
 
 /** Net::HTTPGenericRequest: `new Request('POST', URI('http://h/p'), { 'X-A': '1' })`. */
