@@ -208,7 +208,7 @@ int main(int argc, char **argv)
             work = op_canonicalize;
 #ifdef NH_HAVE_RESPONSE
         else
-            work = bench_response_op(op, response, big, feed, &out);
+            work = bench_response_op(op, &response, &big, feed, &out);
 #endif
         if (!work) {
             printf("%s -\n", op);
