@@ -2,7 +2,8 @@
 // operation; inputs are written as UTF-8 records straight into wasm memory,
 // results are read as views over it and copied out once.
 
-const CLASS_NAMES = [
+/** Ruby exception class names by nh_error_class (src/nethttp.h). */
+export const CLASS_NAMES = [
   null,
   'ArgumentError',
   'URI::InvalidURIError',
@@ -18,6 +19,7 @@ const CLASS_NAMES = [
   'TypeError',
   'RuntimeError',
   'URI::InvalidComponentError',
+  'Zlib::NeedDict',
 ];
 
 const NH_ERROR = -2;
@@ -725,11 +727,8 @@ export function capitalize(name, options) {
   return c.outText();
 }
 
-/**
- * The whole API bound to one module instance (for a second build or an
- * isolated instance): `createNetHttp(bytesOrModule)`.
- */
-export function createNetHttp(source) {
+/** The request, form and header API bound to one codec (see createNetHttp in index.mjs). */
+export function bindCore(source) {
   const codec = source instanceof Codec ? source : new Codec(source);
   const bind = (options) => Object.assign({}, options, { codec });
   class BoundRequest extends Request {

@@ -2,9 +2,10 @@
 // this file works in Node, browsers and bundlers with no file or network
 // access; the module is compiled synchronously on first use. Hosts that
 // forbid synchronous compilation call `await init()` first.
-import { Codec, setDefaultLoader, setDefaultCodec } from './core.mjs';
+import { Codec, setDefaultLoader, setDefaultCodec, bindCore } from './core.mjs';
+import { bindResponse } from './response.mjs';
 import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
-export { Request, URI, URIReference, NetHttpError, Codec, createNetHttp, rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize } from './core.mjs';
+export { Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize } from './core.mjs';
 export { wasmSha256 };
 
 /** The embedded WebAssembly module's bytes. */
@@ -21,8 +22,18 @@ export function wasmBytes() {
 
 setDefaultLoader(wasmBytes);
 
+/**
+ * The whole API bound to its own module instance (another build, or
+ * isolation): `createNetHttp(bytesOrModule)`.
+ */
+export function createNetHttp(source) {
+  const core = bindCore(source);
+  return { ...core, ...bindResponse(core.codec) };
+}
+
 /** Compiles the module asynchronously (from `source`, or the embedded bytes) and makes it the default. */
 export async function init(source) {
   const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source || wasmBytes());
   setDefaultCodec(new Codec(module));
 }
+export { parseResponse, ResponseParser, Response, bindResponse } from './response.mjs';

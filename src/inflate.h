@@ -30,11 +30,6 @@
 
 #include "nethttp.h"
 
-/* Zlib::NeedDict.  Not (yet) in nh_error_class; kept out of its range. */
-#ifndef NH_E_ZLIB_NEED_DICT
-#define NH_E_ZLIB_NEED_DICT 13
-#endif
-
 #define NH_INFLATE_WSIZE 32768u
 /* Decode table sizes: root lookups of 11 bits (literal/length) and 8 bits
  * (distance) plus the largest possible set of subtables for a 15-bit code
@@ -57,6 +52,7 @@ typedef struct nh_inflate {
     uint32_t hcrc;        /* crc32 of the gzip header so far */
     uint32_t length;      /* stored block / extra field bytes left, match length */
     uint32_t dist;        /* match distance */
+    uint32_t extra;       /* extra bits of the pending length or distance */
     uint32_t last;        /* current block is the final one */
     uint32_t fixed;       /* tables hold the fixed codes */
     uint32_t nlen, ndist, ncode, have; /* dynamic block header */
@@ -64,7 +60,7 @@ typedef struct nh_inflate {
     int err_cls;          /* sticky error (mode == error) */
     const char *err_msg;  /* NULL for the limit error (formatted on demand) */
     uint8_t lens[320];    /* code lengths being read: 286 + 30 (+ 19 precode) */
-    uint16_t cltab[128];  /* code length code: symbol << 4 | length */
+    uint32_t cltab[128];  /* code length code (7-bit lookups) */
     uint32_t ltab[NH_INFLATE_LENOUGH];
     uint32_t dtab[NH_INFLATE_DENOUGH];
     uint8_t window[NH_INFLATE_WSIZE];
@@ -93,5 +89,10 @@ uint64_t nh_inflate_total_out(const nh_inflate *z);
 
 /* 1 once the end of the stream (trailer included) has been decoded. */
 int nh_inflate_ended(const nh_inflate *z);
+
+/* The number of bytes of the current stored block still to come when the
+ * next input byte will be copied to the output unchanged (the inflater is
+ * inside a stored block's data), else 0. */
+uint32_t nh_inflate_stored_left(const nh_inflate *z);
 
 #endif

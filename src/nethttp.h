@@ -46,7 +46,8 @@ typedef enum nh_error_class {
     NH_E_ENCODING_COMPAT = 11,  /* Encoding::CompatibilityError */
     NH_E_TYPE = 12,             /* TypeError */
     NH_E_RUNTIME = 13,          /* RuntimeError */
-    NH_E_URI_COMPONENT = 14     /* URI::InvalidComponentError */
+    NH_E_URI_COMPONENT = 14,    /* URI::InvalidComponentError */
+    NH_E_ZLIB_NEED_DICT = 15    /* Zlib::NeedDict */
 } nh_error_class;
 
 /* A growable byte buffer owned by the caller.  Zero-initialise it; release it
@@ -188,12 +189,13 @@ void nh_resp_config_default(nh_resp_config *cfg);
 
 /* An incremental response parser: bytes in chunks of any size, events out.
  * Memory: the longest line of the head (or chunk-size line) plus the header
- * store plus one call's inflated output; never the body. */
+ * store plus one call's inflated output (and up to 16 KiB that zlib would
+ * hold back); never the body. */
 typedef struct nh_resp nh_resp;
 
 nh_resp *nh_resp_new(void);
 void nh_resp_free(nh_resp *p);
-/* Starts a new message with cfg (the parser's buffers are kept). */
+/* Starts the next message with cfg (buffers and stream position are kept). */
 void nh_resp_reset(nh_resp *p, const nh_resp_config *cfg);
 
 /* Events appended to `ev` by nh_resp_feed, little-endian:
@@ -220,6 +222,11 @@ enum { NH_EV_HEAD = 1, NH_EV_BODY = 2, NH_EV_END = 3, NH_EV_INTERIM = 4, NH_EV_F
  * NH_EV_END the parser takes no more bytes until reset. */
 int nh_resp_feed(nh_resp *p, const uint8_t *in, size_t n, int eof, nh_buf *ev, nh_buf *msg,
                  nh_error *err);
+/* The stream position of the next byte fed (0 for a new parser; reset keeps
+ * it, as the next message follows on the same stream).  Only decoding looks
+ * at it: Ruby's zlib yields at boundaries that depend on where
+ * Net::BufferedIO's 16 KiB reads fall (see response.c). */
+void nh_resp_set_stream_offset(nh_resp *p, uint64_t off);
 /* Base of src-1 body events of the last feed. */
 const uint8_t *nh_resp_data(const nh_resp *p);
 /* 1 once NH_EV_END was produced. */
