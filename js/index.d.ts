@@ -87,6 +87,86 @@ export function capitalize(name: string, options?: ProfileOptions): string;
 /** Integer#to_s / Float#to_s of a JS number. */
 export function rubyNumberToString(n: number | bigint): string;
 
+export interface ResponseOptions extends ProfileOptions {
+  /** The request's method: 'HEAD' responses have no body. Default 'GET'. */
+  requestMethod?: string;
+  /** res.decode_content = true: decode gzip / x-gzip / deflate bodies. */
+  decodeContent?: boolean;
+  /** Skip 1xx responses as Net::HTTP#request does. */
+  skipInterim?: boolean;
+  /** Limits (NetHttpWasm::LimitError): status line + header block bytes (1 MiB). */
+  maxHeaderBytes?: number;
+  /** Header lines (10000). */
+  maxHeaderFields?: number;
+  /** Body bytes as framed on the wire (Infinity). */
+  maxBodyBytes?: number;
+  /** Body bytes after content decoding (Infinity). */
+  maxInflatedBytes?: number;
+  /** Where the bytes start in the connection's stream (decoding of a cut-short body depends on it). */
+  streamOffset?: number;
+}
+
+/** A response as Net::HTTPResponse holds it; strings are decoded on first use. */
+export class Response {
+  /** "1.1", or null where MRI's http_version is nil. */
+  readonly httpVersion: string | null;
+  /** "200" (a string, as MRI). */
+  readonly code: string;
+  /** The status as a number. */
+  readonly status: number;
+  /** The reason phrase, or null where MRI's message is nil. */
+  readonly message: string | null;
+  readonly messageBytes: Uint8Array | null;
+  /** "Net::HTTPOK", ... */
+  readonly className: string;
+  /** to_hash: downcased names → values (null prototype; names that are array indices come first in JS). */
+  readonly headers: Record<string, string[]>;
+  /** Whether MRI read a body. */
+  readonly hasBody: boolean;
+  /** The body, or null where MRI's body is nil; undefined on responses streamed by ResponseParser. */
+  body: Uint8Array | null | undefined;
+  /** The bytes after this message (parseResponse). */
+  rest: Uint8Array | undefined;
+  /** 1xx responses skipped under skipInterim. */
+  interim: Response[] | undefined;
+  /** to_hash.to_a, in MRI's order. */
+  headerEntries(): Array<[string, string[]]>;
+  /** The same as bytes. */
+  rawHeaderEntries(): Array<[Uint8Array, Uint8Array[]]>;
+  /** res[name]: the values joined with ", ", or null. */
+  get(name: string): string | null;
+  getFields(name: string): string[] | null;
+  has(name: string): boolean;
+  eachCapitalized(): Array<[string, string]>;
+  /** The body decoded as UTF-8. */
+  bodyText(): string | null;
+  toJSON(): object;
+}
+
+/** Net::HTTPResponse.read_new + reading_body over `bytes` (the stream ends after them). */
+export function parseResponse(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | string, options?: ResponseOptions): Response;
+
+export type ResponseEvent =
+  | { type: 'interim'; response: Response }
+  | { type: 'head'; response: Response }
+  | { type: 'body'; data: Uint8Array }
+  | { type: 'end'; response: Response; rest: Uint8Array };
+
+/** An incremental response parser for a connection's bytes. */
+export class ResponseParser {
+  constructor(options?: ResponseOptions);
+  feed(chunk: Uint8Array | ArrayBuffer | ArrayBufferView | string): ResponseEvent[];
+  /** The stream ended. */
+  finish(): ResponseEvent[];
+  /** Starts the next message (the kept bytes are read by the next feed or finish). */
+  reset(options?: ResponseOptions): void;
+  /** Bytes kept after the message's end. */
+  readonly pending: Uint8Array;
+  takePending(): Uint8Array;
+  /** Frees the WebAssembly side. */
+  close(): void;
+}
+
 /** One instance of the WebAssembly module. */
 export class Codec {
   constructor(source: WebAssembly.Module | Uint8Array | ArrayBuffer);
@@ -106,6 +186,9 @@ export interface NetHttpApi {
   decodeWwwForm: typeof decodeWwwForm;
   eachCapitalized: typeof eachCapitalized;
   capitalize: typeof capitalize;
+  parseResponse: typeof parseResponse;
+  ResponseParser: typeof ResponseParser;
+  Response: typeof Response;
 }
 /** The whole API bound to its own module instance (another build, or isolation). */
 export function createNetHttp(source: WebAssembly.Module | Uint8Array | ArrayBuffer | Codec): NetHttpApi;

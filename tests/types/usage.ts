@@ -18,3 +18,13 @@ try {
   if (e instanceof NetHttpError) console.log(e.rubyClass, e.message);
 }
 console.log(bytes.length, v, form, pairs, caps, req.path, req.decodeContent);
+
+import { parseResponse, ResponseParser, type ResponseEvent } from 'net-http-wasm';
+const res = parseResponse(new Uint8Array(0), { requestMethod: 'HEAD', decodeContent: true, maxInflatedBytes: 1 << 20 });
+const ct: string | null = res.get('content-type');
+const all: Record<string, string[]> = res.headers;
+const p = new ResponseParser({ skipInterim: true });
+const evs: ResponseEvent[] = p.feed('HTTP/1.1 200 OK\r\n\r\n');
+for (const ev of [...evs, ...p.finish()]) if (ev.type === 'body') console.log(ev.data.length);
+p.close();
+console.log(ct, all, res.code, res.body?.length, api.parseResponse);
