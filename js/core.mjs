@@ -21,6 +21,7 @@ export const CLASS_NAMES = [
   'URI::InvalidComponentError',
   'Zlib::NeedDict',
 ];
+CLASS_NAMES[20] = 'NoMethodError'; // NH_E_NO_METHOD (responses)
 
 const NH_ERROR = -2;
 const NH_NOMEM = -3;
@@ -353,6 +354,11 @@ export function setDefaultLoader(fn) {
 /** Uses `codec` for everything made without an explicit one. */
 export function setDefaultCodec(codec) {
   defaultCodec = codec;
+}
+
+/** The codec the API uses when none is given (created on first use). */
+export function getDefaultCodec() {
+  return getDefault();
 }
 
 function getDefault() {

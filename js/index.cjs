@@ -26,6 +26,7 @@ const CLASS_NAMES = [
   'URI::InvalidComponentError',
   'Zlib::NeedDict',
 ];
+CLASS_NAMES[20] = 'NoMethodError'; // NH_E_NO_METHOD (responses)
 
 const NH_ERROR = -2;
 const NH_NOMEM = -3;
@@ -358,6 +359,11 @@ function setDefaultLoader(fn) {
 /** Uses `codec` for everything made without an explicit one. */
 function setDefaultCodec(codec) {
   defaultCodec = codec;
+}
+
+/** The codec the API uses when none is given (created on first use). */
+function getDefaultCodec() {
+  return getDefault();
 }
 
 function getDefault() {
@@ -778,26 +784,6 @@ function bindCore(source) {
 // tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
 
 
-// nh_error_class (nethttp.h), plus the classes only responses raise.
-const RS_CLASS_NAMES = [
-  null,
-  'ArgumentError',
-  'URI::InvalidURIError',
-  'IndexError',
-  'Net::HTTPBadResponse',
-  'Net::HTTPHeaderSyntaxError',
-  'EOFError',
-  'Zlib::DataError',
-  'Zlib::BufError',
-  'NetHttpWasm::LimitError',
-  'NoMemoryError',
-  'Encoding::CompatibilityError',
-  'TypeError',
-  'RuntimeError',
-  'URI::InvalidComponentError',
-  'Zlib::NeedDict',
-];
-RS_CLASS_NAMES[20] = 'NoMethodError'; // NH_E_NO_METHOD
 
 const RS_ERROR = -2;
 const RS_NOMEM = -3;
@@ -835,11 +821,7 @@ function rsRd32(u8, p) {
 // ---- the codec: default instance and calls ----
 
 function rsCodecOf(options) {
-  if (options && options.codec) return options.codec;
-  if (typeof getDefaultCodec === 'function') return getDefaultCodec(); // eslint-disable-line no-undef
-  // core.mjs keeps its default codec private; a Request made without one
-  // carries it (and costs no call into wasm to make).
-  return new Request('GET', '/')._codec;
+  return (options && options.codec) || getDefaultCodec();
 }
 
 function rsRubyError(c, rc) {
@@ -848,7 +830,7 @@ function rsRubyError(c, rc) {
   const cls = c.u32[(c.ctx >>> 2) + 3];
   const p = c.outPtr();
   const bytes = c.u8.slice(p, p + c.outLen());
-  const e = new NetHttpError(RS_CLASS_NAMES[cls] || 'StandardError', rsDecoder.decode(bytes));
+  const e = new NetHttpError(CLASS_NAMES[cls] || 'StandardError', rsDecoder.decode(bytes));
   // MRI's message is a binary string; it can hold bytes that are not UTF-8
   // ("wrong chunk size line: \xFF").
   e.messageBytes = bytes;
@@ -1453,4 +1435,4 @@ async function init(source) {
 }
 
 
-module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, setDefaultLoader, setDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };
+module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, setDefaultLoader, setDefaultCodec, getDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };

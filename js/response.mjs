@@ -16,28 +16,8 @@
 //
 // Only named imports, and no top-level name that js/core.mjs also declares:
 // tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
-import { NetHttpError, Request } from './core.mjs';
+import { NetHttpError, CLASS_NAMES, getDefaultCodec } from './core.mjs';
 
-// nh_error_class (nethttp.h), plus the classes only responses raise.
-const RS_CLASS_NAMES = [
-  null,
-  'ArgumentError',
-  'URI::InvalidURIError',
-  'IndexError',
-  'Net::HTTPBadResponse',
-  'Net::HTTPHeaderSyntaxError',
-  'EOFError',
-  'Zlib::DataError',
-  'Zlib::BufError',
-  'NetHttpWasm::LimitError',
-  'NoMemoryError',
-  'Encoding::CompatibilityError',
-  'TypeError',
-  'RuntimeError',
-  'URI::InvalidComponentError',
-  'Zlib::NeedDict',
-];
-RS_CLASS_NAMES[20] = 'NoMethodError'; // NH_E_NO_METHOD
 
 const RS_ERROR = -2;
 const RS_NOMEM = -3;
@@ -75,11 +55,7 @@ function rsRd32(u8, p) {
 // ---- the codec: default instance and calls ----
 
 function rsCodecOf(options) {
-  if (options && options.codec) return options.codec;
-  if (typeof getDefaultCodec === 'function') return getDefaultCodec(); // eslint-disable-line no-undef
-  // core.mjs keeps its default codec private; a Request made without one
-  // carries it (and costs no call into wasm to make).
-  return new Request('GET', '/')._codec;
+  return (options && options.codec) || getDefaultCodec();
 }
 
 function rsRubyError(c, rc) {
@@ -88,7 +64,7 @@ function rsRubyError(c, rc) {
   const cls = c.u32[(c.ctx >>> 2) + 3];
   const p = c.outPtr();
   const bytes = c.u8.slice(p, p + c.outLen());
-  const e = new NetHttpError(RS_CLASS_NAMES[cls] || 'StandardError', rsDecoder.decode(bytes));
+  const e = new NetHttpError(CLASS_NAMES[cls] || 'StandardError', rsDecoder.decode(bytes));
   // MRI's message is a binary string; it can hold bytes that are not UTF-8
   // ("wrong chunk size line: \xFF").
   e.messageBytes = bytes;
