@@ -72,8 +72,8 @@ function ours(file) {
     canon.response = ([c, m, h, b]) => canonResponse(c, m, entriesOf(h), b);
   }
   if (api.ResponseParser) {
-    const parser = new api.ResponseParser();
     ops.incremental = () => {
+      const parser = new api.ResponseParser(); // a new connection each time
       let head = null;
       const body = [];
       for (const piece of bigPieces) {
@@ -82,6 +82,7 @@ function ours(file) {
           else if (ev.type === 'body') body.push(ev.data);
         }
       }
+      parser.close();
       return [head, body];
     };
     canon.incremental = ([h, body]) => canonResponse(h.code, h.message, entriesOf(h.headers), concat(body));
