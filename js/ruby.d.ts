@@ -1,0 +1,93 @@
+// Type declarations for net-http-wasm/ruby: Net::HTTP inside ruby.wasm.
+
+/** The parts of @ruby/wasm-wasi's RubyVM this module uses. */
+export interface RubyVMLike {
+  eval(code: string): { toString(): string; call(name: string, ...args: unknown[]): unknown };
+  wrap(value: unknown): unknown;
+  /** The WebAssembly instance (set by RubyVM.instantiateModule and DefaultRubyVM). */
+  instance?: { exports: { memory?: WebAssembly.Memory } } | null;
+}
+
+/** TLS settings the host connection gets (from Net::HTTP's settings, as JSON). */
+export interface TlsParams {
+  /** verify_mode != VERIFY_NONE */
+  verify: boolean;
+  /** trusted certificates, PEM (ca_file / ca_path / cert_store read in the VM) */
+  ca: string[];
+  /** paths of CA files the VM could not read: read from the host's file system */
+  caFiles: string[];
+  /** trust the default roots as well (no cert_store, or one with set_default_paths) */
+  defaultPaths: boolean;
+  verifyHostname?: false;
+  cert?: string;
+  key?: string;
+  minVersion?: string;
+  maxVersion?: string;
+  ciphers?: string;
+}
+
+/** A byte stream for the `transport` option: the bridge sets the callbacks. */
+export interface NetHttpStream {
+  write(bytes: Uint8Array): void;
+  close?(): void;
+  onData?: ((chunk: Uint8Array) => void) | null;
+  onEnd?: (() => void) | null;
+  /** an error with a `code` such as 'ECONNRESET' becomes Errno::ECONNRESET */
+  onError?: ((error: unknown) => void) | null;
+}
+
+export interface ConnectOptions {
+  host: string;
+  port: number;
+  /** null for http */
+  tls: TlsParams | null;
+  /** Net::HTTP#open_timeout in milliseconds, or null */
+  timeoutMs: number | null;
+}
+
+export interface InstallOptions {
+  /**
+   * 'node' (the default in Node.js): node:net / node:tls sockets;
+   * 'fetch' (the default elsewhere): one fetch() per request;
+   * or a function that opens a connection.
+   */
+  transport?: 'node' | 'fetch' | ((options: ConnectOptions) => Promise<NetHttpStream>);
+  /**
+   * true (default): the codec writes requests and reads responses;
+   * false: net/http's own Ruby code does, over the same connections.
+   * Ruby can switch it at run time: `NetHttpWasm.codec = false`.
+   */
+  codec?: boolean;
+  /** Which net/http the codec reproduces; default: from the VM's RUBY_VERSION. */
+  profile?: '4.0' | '3.4';
+  /** For every HTTPS connection: extra trusted certificates (PEM), or no verification. */
+  tls?: { ca?: string | string[]; rejectUnauthorized?: boolean };
+  /** The Ruby side's source (default: ruby/net_http_wasm.rb next to js/). */
+  source?: string;
+  /** The fetch() to use for transport 'fetch'. */
+  fetch?: typeof fetch;
+}
+
+export interface NetHttpBridge {
+  /** Header names the fetch transport dropped from the last request (forbidden in browsers). */
+  droppedHeaders: string[];
+  readonly profile: '4.0' | '3.4';
+}
+
+export interface InstallHandle {
+  bridge: NetHttpBridge;
+  /** Closes every connection the VM has open. */
+  uninstall(): void;
+}
+
+/**
+ * Makes `require 'net/http'` work in a ruby.wasm VM: Net::HTTP gets its
+ * connections from the host and this package's codec does the byte work.
+ * Net::HTTP then blocks by awaiting promises, so run it with
+ * `vm.evalAsync(...)` (or `RbValue#callAsync`), not `vm.eval`.
+ * In browsers call `await init()` (from 'net-http-wasm') first.
+ */
+export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
+
+/** The Ruby side's source text (ruby/net_http_wasm.rb), or null where it could not be read. */
+export function rubySourceText(): string | null;
