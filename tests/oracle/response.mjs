@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootVM } from './rubyvm.mjs';
+import { prng } from './random.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 150);
@@ -729,23 +730,7 @@ export function runnerCase(c) {
 // Seeded random responses, plausible and hostile
 // ---------------------------------------------------------------------------
 
-/** sfc32 */
-function rng(seed) {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = (seed >>> 0) ^ 0x5bd1e995;
-  const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    const r = (t + d) | 0;
-    c = (c + r) | 0;
-    return (r >>> 0) / 4294967296;
-  };
-  for (let i = 0; i < 16; i++) next();
-  return next;
-}
+const rng = prng;
 
 function gen(seed) {
   const r = rng(seed);
