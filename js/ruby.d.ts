@@ -86,6 +86,9 @@ export interface InstallHandle {
  * Net::HTTP then blocks by awaiting promises, so run it with
  * `vm.evalAsync(...)` (or `RbValue#callAsync`), not `vm.eval`.
  * In browsers call `await init()` (from 'net-http-wasm') first.
+ * In ruby.wasm, do not make requests inside blocks of C-implemented
+ * iterators (Array#map, Hash#each, ...): an exception raised and rescued after
+ * a fiber switch there corrupts the VM; Array#each, times, loop, while are fine.
  */
 export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
 

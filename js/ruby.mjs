@@ -20,6 +20,13 @@
 //
 // Blocking calls are JS promises awaited with a fiber switch (JS::Object#await
 // semantics), so Net::HTTP must run inside vm.evalAsync / RbValue#callAsync.
+// A ruby.wasm limit to know (2.10.1, Ruby 4.0 and 3.4, with or without this
+// package): after such a fiber switch inside a block run by a C-implemented
+// iterator (Array#map, Hash#each, each_with_index, ...), raising and
+// rescuing an exception corrupts the VM ("[BUG] vm_call_cfunc: cfp
+// consistency error", "memory access out of bounds"). Net::HTTP raises inside
+// (retries, timeouts, errors the caller rescues), so loop over requests with
+// Array#each, Integer#times, loop or while, which are Ruby code there.
 //
 // Bytes cross between Ruby and JS through the Ruby VM's linear memory: Ruby
 // passes the address of a String's bytes (Array#pack('p')) and its length; JS
@@ -401,7 +408,10 @@ class Conn {
 
   // 0: nothing to read yet; 1: data to read; 2: end of stream or error.
   state() {
-    if (this.rawBytes > 0 || this.records.length > 0) return 1;
+    if (this.rawBytes > 0) return 1;
+    // (the end record of a message without a body, which Ruby does not
+    // read, is not data)
+    if (this.records.length > 0 && !(this.msgDone && this.records.length === 1 && this.records[0][0] === R_END)) return 1;
     if (this.parser && this.codec && !this.msgDone && this.parser.pending.length) return 1;
     if (this.eof || this.error || this.closed) return 2;
     return 0;

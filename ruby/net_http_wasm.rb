@@ -23,7 +23,11 @@
 #
 # Blocking waits are JS promises awaited with a fiber switch (as
 # JS::Object#await), so Net::HTTP must run inside vm.evalAsync (or
-# RbValue#callAsync); anywhere else the first wait raises.
+# RbValue#callAsync); anywhere else the first wait raises. Do not make
+# requests inside blocks of C-implemented iterators (Array#map, Hash#each,
+# each_with_index...): in ruby.wasm an exception raised and rescued after a
+# fiber switch there corrupts the VM. Array#each, Integer#times, loop and
+# while are fine.
 #
 # Bytes cross to JS as (address, length) of a String's bytes in the VM's
 # memory ([str].pack('p')), and come back written by JS into a String

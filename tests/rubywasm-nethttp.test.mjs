@@ -77,6 +77,12 @@ const REQUEST_SCENARIOS = `{
       h.send_request('REPORT', '/rep', '<x/>', 'Content-Type' => 'text/xml').code
     end
   },
+  'http_proxy' => ->(port) {
+    Net::HTTP.new('origin.test', 8080, '127.0.0.1', port, 'user', 'pass').start do |h|
+      h.get('/via-proxy?q=1').code
+      h.post('/p', 'x=1').code
+    end
+  },
   'uri_headers' => ->(port) {
     Net::HTTP.start('127.0.0.1', port) do |h|
       h.request(Net::HTTP::Get.new(URI("http://127.0.0.1:#{port}/full?q=1"), 'Accept-Encoding' => 'identity')).code
