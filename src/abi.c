@@ -21,15 +21,6 @@
 
 #include "internal.h"
 
-typedef struct nh_ctx {
-    nh_buf out;   /* offset 0: data, len, cap */
-    nh_error err; /* offset 12 */
-    nh_buf in;
-    nh_buf tmp;
-    nh_buf tmp2;
-    nh_req *req;
-} nh_ctx;
-
 #if defined(__wasm__)
 #define EXPORT(name) __attribute__((export_name(#name))) __attribute__((used))
 #else
@@ -50,6 +41,7 @@ EXPORT(nh_ctx_free) void nh_ctx_free(nh_ctx *c)
     nh_buf_free(&c->tmp);
     nh_buf_free(&c->tmp2);
     nh_req_free(c->req);
+    nh_resp_free(c->oneshot);
     free(c);
 }
 

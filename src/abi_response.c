@@ -24,11 +24,7 @@
 #define EXPORT(name)
 #endif
 
-/* The part of nh_ctx (abi.c) that the JS side reads too. */
-typedef struct ctx_head {
-    nh_buf out;
-    nh_error err;
-} ctx_head;
+typedef nh_ctx ctx_head;
 
 #define CONFIG_LEN 44
 
@@ -134,7 +130,6 @@ EXPORT(nh_wasm_resp_feed) int nh_wasm_resp_feed(ctx_head *c, size_t len, const u
 
 /* One-shot: input config + the whole response (the stream ends after it).
  * The parser is kept for the next call. */
-static nh_resp *oneshot;
 
 EXPORT(nh_wasm_resp_parse) int nh_wasm_resp_parse(ctx_head *c, size_t len, const uint8_t *in)
 {
@@ -144,11 +139,11 @@ EXPORT(nh_wasm_resp_parse) int nh_wasm_resp_parse(ctx_head *c, size_t len, const
     uint64_t offset;
     if (len < CONFIG_LEN || read_config(&r, &cfg, &offset))
         return bad_record(c);
-    if (!oneshot && !(oneshot = nh_resp_new()))
+    if (!c->oneshot && !(c->oneshot = nh_resp_new()))
         return NH_NOMEM;
-    nh_resp_reset(oneshot, &cfg);
-    nh_resp_set_stream_offset(oneshot, offset == UINT64_MAX ? 0 : offset);
-    return run(c, oneshot, in + CONFIG_LEN, len - CONFIG_LEN, 1);
+    nh_resp_reset(c->oneshot, &cfg);
+    nh_resp_set_stream_offset(c->oneshot, offset == UINT64_MAX ? 0 : offset);
+    return run(c, c->oneshot, in + CONFIG_LEN, len - CONFIG_LEN, 1);
 }
 
 /* Gives back the one-shot parser's memory after an unusually large message. */
@@ -157,7 +152,7 @@ EXPORT(nh_wasm_resp_trim) int nh_wasm_resp_trim(ctx_head *c, size_t len, const u
     (void)len;
     (void)in;
     begin(c);
-    nh_resp_free(oneshot);
-    oneshot = NULL;
+    nh_resp_free(c->oneshot);
+    c->oneshot = NULL;
     return NH_OK;
 }

@@ -129,4 +129,15 @@ typedef struct nh_uri {
 int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t n);
 void nh_uri_free(nh_uri *u);
 
+/* The WebAssembly ABI's call context, owned by the JS side (abi.c). */
+typedef struct nh_ctx {
+    nh_buf out;   /* offset 0: data, len, cap */
+    nh_error err; /* offset 12 */
+    nh_buf in;
+    nh_buf tmp;
+    nh_buf tmp2;
+    nh_req *req;      /* request scratch state, reused */
+    nh_resp *oneshot; /* the one-shot response parser, reused */
+} nh_ctx;
+
 #endif
