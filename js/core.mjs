@@ -284,7 +284,8 @@ export class Codec {
   }
 }
 
-function decodeUtf8(u8, start, end) {
+/** UTF-8 bytes u8[start, end) as a string (short ASCII runs without TextDecoder). */
+export function decodeUtf8(u8, start, end) {
   if (end - start < 48) {
     let s = '';
     for (let i = start; i < end; i++) {

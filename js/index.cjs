@@ -289,6 +289,7 @@ class Codec {
   }
 }
 
+/** UTF-8 bytes u8[start, end) as a string (short ASCII runs without TextDecoder). */
 function decodeUtf8(u8, start, end) {
   if (end - start < 48) {
     let s = '';
@@ -798,22 +799,6 @@ const rsEncoder = new TextEncoder();
 // so byte offsets are string offsets; used on ASCII text only.
 const rsSingle = new TextDecoder('latin1');
 
-function rsUtf8(u8, start, end) {
-  const n = end - start;
-  if (n <= 64) {
-    let i = start;
-    while (i < end && u8[i] < 0x80) i++;
-    if (i === end) return n <= 16 ? rsAsciiShort(u8, start, end) : String.fromCharCode.apply(null, u8.subarray(start, end));
-  }
-  return rsDecoder.decode(u8.subarray(start, end));
-}
-
-function rsAsciiShort(u8, start, end) {
-  let s = '';
-  for (let i = start; i < end; i++) s += String.fromCharCode(u8[i]);
-  return s;
-}
-
 function rsRd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
 }
@@ -1002,7 +987,7 @@ class Response {
   }
 
   _str(a, b) {
-    return this._text !== null ? this._text.slice(a, b) : rsUtf8(this._head, a, b);
+    return this._text !== null ? this._text.slice(a, b) : decodeUtf8(this._head, a, b);
   }
 
   /** The reason phrase's exact bytes (MRI's message is a binary string), or null. */
@@ -1435,4 +1420,4 @@ async function init(source) {
 }
 
 
-module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, setDefaultLoader, setDefaultCodec, getDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };
+module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, decodeUtf8, setDefaultLoader, setDefaultCodec, getDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };

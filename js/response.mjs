@@ -16,7 +16,7 @@
 //
 // Only named imports, and no top-level name that js/core.mjs also declares:
 // tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
-import { NetHttpError, CLASS_NAMES, getDefaultCodec } from './core.mjs';
+import { NetHttpError, CLASS_NAMES, getDefaultCodec, decodeUtf8 } from './core.mjs';
 
 
 const RS_ERROR = -2;
@@ -31,22 +31,6 @@ const rsEncoder = new TextEncoder();
 // windows-1252 (what 'latin1' means to TextDecoder): one UTF-16 unit per byte,
 // so byte offsets are string offsets; used on ASCII text only.
 const rsSingle = new TextDecoder('latin1');
-
-function rsUtf8(u8, start, end) {
-  const n = end - start;
-  if (n <= 64) {
-    let i = start;
-    while (i < end && u8[i] < 0x80) i++;
-    if (i === end) return n <= 16 ? rsAsciiShort(u8, start, end) : String.fromCharCode.apply(null, u8.subarray(start, end));
-  }
-  return rsDecoder.decode(u8.subarray(start, end));
-}
-
-function rsAsciiShort(u8, start, end) {
-  let s = '';
-  for (let i = start; i < end; i++) s += String.fromCharCode(u8[i]);
-  return s;
-}
 
 function rsRd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
@@ -236,7 +220,7 @@ export class Response {
   }
 
   _str(a, b) {
-    return this._text !== null ? this._text.slice(a, b) : rsUtf8(this._head, a, b);
+    return this._text !== null ? this._text.slice(a, b) : decodeUtf8(this._head, a, b);
   }
 
   /** The reason phrase's exact bytes (MRI's message is a binary string), or null. */
