@@ -94,13 +94,20 @@ export interface ResponseOptions extends ProfileOptions {
   decodeContent?: boolean;
   /** Skip 1xx responses as Net::HTTP#request does. */
   skipInterim?: boolean;
+  /**
+   * Not MRI: reject with Net::HTTPBadResponse what RFC 9112 says a recipient
+   * must reject (conflicting framing, obs-fold, bare CR, whitespace before a
+   * colon, malformed chunk lines, ...) and frame bodies as RFC 9112 does; a
+   * Content-Length body cut short is an EOFError. Default false (MRI's leniency).
+   */
+  strict?: boolean;
   /** Limits (NetHttpWasm::LimitError): status line + header block bytes (1 MiB). */
   maxHeaderBytes?: number;
   /** Header lines (10000). */
   maxHeaderFields?: number;
   /** Body bytes as framed on the wire (Infinity). */
   maxBodyBytes?: number;
-  /** Body bytes after content decoding (Infinity). */
+  /** Body bytes after content decoding (parseResponse: 256 MiB, as it holds the decoded body; ResponseParser: Infinity). */
   maxInflatedBytes?: number;
   /** Where the bytes start in the connection's stream (decoding of a cut-short body depends on it). */
   streamOffset?: number;

@@ -72,6 +72,14 @@ function rsToBytes(b, what) {
 
 // ---- options ----
 
+// parseResponse holds the whole decoded body in memory: its default bound
+// (ResponseParser hands the body over feed by feed and has none).
+const RS_ONESHOT_MAX_INFLATED = 256 * 1024 * 1024;
+// ResponseParser feeds compressed input to the module in slices of this
+// size, so that the module's memory stays bounded (deflate expands at most
+// about 1032:1) whatever the size of a feed.
+const RS_DECODE_SLICE = 16384;
+
 const RS_DEFAULTS = {
   maxHeaderBytes: 1 << 20,
   maxHeaderFields: 10000,
@@ -115,6 +123,7 @@ function rsMakeConfig(o) {
     bodyAllowed,
     decode: !!o.decodeContent,
     skipInterim: !!o.skipInterim,
+    strict: !!o.strict,
     maxHeaderBytes: rsLimit(o, 'maxHeaderBytes'),
     maxHeaderFields: rsLimit(o, 'maxHeaderFields'),
     maxBodyBytes: rsLimit(o, 'maxBodyBytes'),
@@ -130,7 +139,7 @@ function rsWriteConfig(c, cfg) {
   u8[p++] = cfg.profile;
   u8[p++] = cfg.bodyAllowed ? 1 : 0;
   u8[p++] = cfg.decode ? 1 : 0;
-  u8[p++] = cfg.skipInterim ? 1 : 0;
+  u8[p++] = (cfg.skipInterim ? 1 : 0) | (cfg.strict ? 2 : 0);
   for (const v of [cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset]) {
     const lo = v === Infinity ? 0xffffffff : v % 4294967296;
     const hi = v === Infinity ? 0xffffffff : Math.floor(v / 4294967296);
@@ -374,6 +383,18 @@ function rsReadEvents(c, onHead, pieces) {
   return end;
 }
 
+function rsConcatAll(list) {
+  let n = 0;
+  for (const x of list) n += x.length;
+  const out = new Uint8Array(n);
+  let p = 0;
+  for (const x of list) {
+    out.set(x, p);
+    p += x.length;
+  }
+  return out;
+}
+
 function rsConcat(a, b) {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
@@ -408,11 +429,15 @@ function rsGather(u8, pieces, from, to) {
  * decoding uses it: a compressed body cut short loses the output that Ruby's
  * zlib had not yet yielded, and that depends on where Net::BufferedIO's
  * 16 KiB reads fall.
+ * `strict: true` (not MRI) rejects what RFC 9112 says a recipient must
+ * reject, with Net::HTTPBadResponse (see README, "Strict response parsing").
  * Errors: NetHttpError with MRI's class (`rubyClass`) and message.
  */
 export function parseResponse(bytes, options) {
   const data = rsToBytes(bytes, 'bytes');
-  const cfg = rsConfig(options);
+  let cfg = rsConfig(options);
+  if (cfg.decode && cfg.maxInflatedBytes === Infinity && (options == null || options.maxInflatedBytes == null))
+    cfg = { ...cfg, maxInflatedBytes: RS_ONESHOT_MAX_INFLATED };
   const c = rsCodecOf(options);
   c.begin(RS_CONFIG_LEN + data.length);
   rsWriteConfig(c, cfg);
@@ -513,6 +538,37 @@ export class ResponseParser {
       data = chunk.length ? rsConcat(this._pending, chunk) : this._pending;
       this._pending = null;
     }
+    if (!this._cfg.decode || data.length <= RS_DECODE_SLICE) return this._feedOnce(data, eof);
+    // decoding: slice by slice (the result does not depend on how the
+    // stream is cut), one body event for the whole feed
+    const events = [];
+    const bodies = [];
+    for (let off = 0; off < data.length; off += RS_DECODE_SLICE) {
+      const to = Math.min(off + RS_DECODE_SLICE, data.length);
+      for (const e of this._feedOnce(data.subarray(off, to), eof && to === data.length)) {
+        if (e.type === 'body') {
+          bodies.push(e.data);
+          continue;
+        }
+        if (e.type === 'end') {
+          if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+          bodies.length = 0;
+          if (to < data.length) {
+            // the next message's bytes: this slice's rest and the slices after it
+            e.rest = rsConcat(e.rest, data.subarray(to));
+            this._pending = e.rest;
+          }
+          events.push(e);
+          return events;
+        }
+        events.push(e);
+      }
+    }
+    if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+    return events;
+  }
+
+  _feedOnce(data, eof) {
     const c = this._codec;
     c.begin(data.length);
     c.u8.set(data, c.inPtr);

@@ -6,7 +6,7 @@
  * buffer at offset 0 and the error class at offset 12.
  *
  * Config record (44 bytes): u8 profile, u8 body_allowed, u8 decode,
- * u8 skip_interim, then u64 max_header_bytes, max_fields, max_body_bytes,
+ * u8 flags (1 skip_interim, 2 strict), then u64 max_header_bytes, max_fields, max_body_bytes,
  * max_inflated_bytes (each u32 low, u32 high; all ones = unlimited), and
  * u64 stream_offset (nh_resp_set_stream_offset; all ones: 0 for a new parser
  * or a one-shot parse, unchanged for a reset).
@@ -41,7 +41,9 @@ static int read_config(nh_reader *r, nh_resp_config *cfg, uint64_t *offset)
     cfg->profile = nh_rd_u8(r) ? NH_PROFILE_34 : NH_PROFILE_40;
     cfg->body_allowed = nh_rd_u8(r) != 0;
     cfg->decode = nh_rd_u8(r) != 0;
-    cfg->skip_interim = nh_rd_u8(r) != 0;
+    uint8_t flags = nh_rd_u8(r);
+    cfg->skip_interim = (flags & 1) != 0;
+    cfg->strict = (flags & 2) != 0;
     cfg->max_header_bytes = rd_u64(r);
     cfg->max_fields = rd_u64(r);
     cfg->max_body_bytes = rd_u64(r);

@@ -177,6 +177,9 @@ typedef struct nh_resp_config {
     int decode;               /* res.decode_content = true */
     int skip_interim;         /* read_new again while the response is a 1xx, as
                                * Net::HTTP#transport_request does */
+    int strict;               /* reject what RFC 9112 says a recipient must
+                               * reject or may treat as invalid (see
+                               * "Strict mode" in response.c); off: MRI */
     uint64_t max_header_bytes;   /* status line + header block; NH_UNLIMITED for none */
     uint64_t max_fields;         /* header lines (add_field calls) */
     uint64_t max_body_bytes;     /* body bytes as framed on the wire */

@@ -23,7 +23,33 @@
  *                         after a successful finish
  *
  * Header names and values are binary strings in MRI: ASCII-only case mapping,
- * \s is [\t\n\v\f\r ], String#strip also removes NUL. */
+ * \s is [\t\n\v\f\r ], String#strip also removes NUL.
+ *
+ * Strict mode (cfg.strict, off by default) is not MRI: for a parser in front
+ * of a proxy or a cache, it fails with Net::HTTPBadResponse where RFC 9112
+ * says a recipient must reject a message or may treat it as invalid, and
+ * frames bodies as RFC 9112 section 6.3 does.  Checked before MRI's own
+ * processing, which then sees only well-formed input:
+ *   - every line of the head, chunk-size line and trailer line ends in CRLF;
+ *     a CR anywhere else (bare CR) or a lone LF is rejected
+ *   - status line: "HTTP/" DIGIT "." DIGIT SP 3DIGIT [SP reason-phrase],
+ *     the reason without control characters other than HTAB
+ *   - field lines: a token, the colon right after it (no whitespace before
+ *     the colon), a value without control characters other than HTAB (so no
+ *     NUL); a line that starts with whitespace (obs-fold, or whitespace
+ *     before the first field) is rejected; the head must end with an empty
+ *     line before the stream ends
+ *   - framing (when a body is read): Transfer-Encoding with Content-Length,
+ *     Transfer-Encoding in a response older than HTTP/1.1, any transfer
+ *     coding but a single "chunked" (others are not implemented), and a
+ *     Content-Length that is not one decimal number (a list of identical
+ *     numbers is that number; different ones are rejected) are rejected;
+ *     Content-Range does not frame the body
+ *   - chunked: the size is 1*HEXDIG below 2^64 right at the line's start,
+ *     followed only by whitespace and chunk extensions; chunk data must be
+ *     followed by CRLF; trailer lines are field lines
+ *   - a body cut short by the end of the stream (Content-Length) is an
+ *     EOFError rather than a short body */
 #include <stdlib.h>
 #include <string.h>
 
@@ -468,20 +494,23 @@ static int add_field(feed *f)
 
 /* ---- lines ---- */
 
+enum { LINE_HEAD = 1, LINE_CHUNK = 0, LINE_TRAILER = 2 };
+
 /* Reads through the next "\n" (readuntil).  1: the line (with its "\n") is
  * at *s; 0: the input ended first, its bytes were kept in p->line.  Head
  * lines count towards max_header_bytes; other lines are limited to it each. */
-static int read_line(feed *f, int head, const uint8_t **s, size_t *len)
+static int read_line(feed *f, int kind, const uint8_t **s, size_t *len)
 {
     nh_resp *p = f->p;
     const uint8_t *a = f->in + f->i;
     size_t avail = f->n - f->i;
     const uint8_t *nl = memchr(a, '\n', avail);
     size_t take = nl ? (size_t)(nl - a) + 1 : avail;
+    int head = kind == LINE_HEAD;
     uint64_t total = (head ? p->head_bytes : 0) + p->line.len + take;
     if (total > p->cfg.max_header_bytes)
-        return head ? fail_limit(f, "the response head", p->cfg.max_header_bytes)
-                    : fail_limit(f, "a chunk-size line", p->cfg.max_header_bytes);
+        return fail_limit(f, head ? "the response head" : kind == LINE_TRAILER ? "a trailer line" : "a chunk-size line",
+                          p->cfg.max_header_bytes);
     f->i += take;
     if (!nl || p->line.len) {
         if (nh_buf_append(&p->line, a, take))
@@ -497,6 +526,92 @@ static int read_line(feed *f, int head, const uint8_t **s, size_t *len)
     if (head)
         p->head_bytes += *len;
     return 1;
+}
+
+/* ---- strict mode ---- */
+
+static int is_tchar(uint8_t c) /* RFC 9110 token character */
+{
+    if (is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+        return 1;
+    return c && strchr("!#$%&'*+-.^_`|~", c) != NULL;
+}
+
+static int is_ows(uint8_t c)
+{
+    return c == ' ' || c == '\t';
+}
+
+static int is_ctl(uint8_t c) /* a control character other than HTAB */
+{
+    return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+static int strict_fail(feed *f, const char *what)
+{
+    f->msg->len = 0;
+    f->err->cls = NH_E_BAD_RESPONSE;
+    if (nh_put_str(f->msg, what) || nh_put_str(f->msg, " (strict)"))
+        return NH_NOMEM;
+    return NH_ERROR;
+}
+
+/* A line read with its "\n" must end in CRLF and hold no other CR.  Returns
+ * the length without CRLF, or -1 after failing. */
+static long strict_crlf(feed *f, const uint8_t *s, size_t n, int *rc)
+{
+    if (n < 2 || s[n - 1] != '\n' || s[n - 2] != '\r') {
+        *rc = strict_fail(f, n && s[n - 1] == '\n' ? "line ends in a bare LF" : "line without CRLF");
+        return -1;
+    }
+    if (memchr(s, '\r', n - 2)) {
+        *rc = strict_fail(f, "bare CR");
+        return -1;
+    }
+    return (long)(n - 2);
+}
+
+/* "HTTP/" DIGIT "." DIGIT SP 3DIGIT [SP reason-phrase] */
+static int strict_status(feed *f, const uint8_t *s, size_t n)
+{
+    int rc = NH_OK;
+    long m = strict_crlf(f, s, n, &rc);
+    if (m < 0)
+        return rc;
+    if (m < 12 || memcmp(s, "HTTP/", 5) != 0 || !is_digit(s[5]) || s[6] != '.' || !is_digit(s[7]) ||
+        s[8] != ' ' || !is_digit(s[9]) || !is_digit(s[10]) || !is_digit(s[11]) || (m > 12 && s[12] != ' '))
+        return strict_fail(f, "malformed status line");
+    for (long i = 13; i < m; i++)
+        if (is_ctl(s[i]))
+            return strict_fail(f, "control character in the reason phrase");
+    return NH_OK;
+}
+
+/* field-name ":" OWS field-value OWS, of m bytes (CRLF already removed). */
+static int strict_field(feed *f, const uint8_t *s, size_t m, int pending)
+{
+    if (s[0] == ' ' || s[0] == '\t')
+        return strict_fail(f, pending ? "obs-fold in a header field" : "whitespace before the first header field");
+    size_t i = 0;
+    while (i < m && is_tchar(s[i]))
+        i++;
+    if (i == m || s[i] != ':') {
+        if (!memchr(s + i, ':', m - i))
+            return strict_fail(f, "header field without a colon");
+        size_t k = i;
+        while (k < m && is_ows(s[k]))
+            k++;
+        if (k > i && k < m && s[k] == ':')
+            return strict_fail(f, "whitespace before the colon of a header field");
+        return strict_fail(f, "invalid character in a header field name");
+    }
+    if (i == 0)
+        return strict_fail(f, "empty header field name");
+    for (i++; i < m; i++)
+        if (is_ctl(s[i]))
+            return strict_fail(f, s[i] ? "control character in a header field value"
+                                       : "NUL in a header field value");
+    return NH_OK;
 }
 
 /* String#chop of a line read with readuntil("\n"). */
@@ -516,6 +631,11 @@ static size_t chop(const uint8_t *s, size_t n)
 static int status_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
+    if (p->cfg.strict) {
+        int rc = strict_status(f, s, n);
+        if (rc)
+            return rc;
+    }
     n = chop(s, n);
     size_t i = 4, vs = 0, ve = 0, ms = 0;
     int has_ver = 0, has_msg = 0;
@@ -577,6 +697,14 @@ static int end_of_head(feed *f);
 static int header_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
+    if (p->cfg.strict) {
+        int rc = NH_OK;
+        long m = strict_crlf(f, s, n, &rc);
+        if (m < 0)
+            return rc;
+        if (m > 0 && (rc = strict_field(f, s, (size_t)m, p->pending)))
+            return rc;
+    }
     while (n && is_space(s[n - 1])) /* sub(/\s+\z/, '') */
         n--;
     if (n == 0)
@@ -698,6 +826,110 @@ static int ascii_ieq(const uint8_t *s, size_t n, const char *w)
 
 static int message_end(feed *f);
 
+/* Transfer-Encoding: chunked, once, and nothing else (other codings are
+ * not implemented, and a name MRI would read as chunked, "%chunked" say, is
+ * one of them). */
+static int strict_codings(feed *f, const uint8_t *s, size_t n)
+{
+    int nchunked = 0, last_chunked = 0, other = 0;
+    size_t i = 0;
+    while (i <= n) {
+        size_t e = i;
+        while (e < n && s[e] != ',')
+            e++;
+        size_t a = i, b = e;
+        while (a < b && is_ows(s[a]))
+            a++;
+        while (b > a && is_ows(s[b - 1]))
+            b--;
+        if (a < b) {
+            size_t k = a;
+            while (k < b && is_tchar(s[k]))
+                k++;
+            last_chunked = ascii_ieq(s + a, k - a, "chunked");
+            if (last_chunked && k < b)
+                return strict_fail(f, "chunked with parameters");
+            nchunked += last_chunked;
+            other |= !last_chunked;
+        }
+        i = e + 1;
+    }
+    if (nchunked > 1)
+        return strict_fail(f, "chunked applied more than once");
+    if (nchunked && !last_chunked)
+        return strict_fail(f, "chunked is not the final transfer coding");
+    if (other || !nchunked)
+        return strict_fail(f, "unsupported transfer coding");
+    return NH_OK;
+}
+
+/* Content-Length: one decimal number, or a list of the same number. */
+static int strict_length(feed *f, const uint8_t *s, size_t n, uint64_t *len)
+{
+    int any = 0;
+    uint64_t v = 0;
+    size_t i = 0;
+    while (i <= n) {
+        size_t e = i;
+        while (e < n && s[e] != ',')
+            e++;
+        size_t a = i, b = e;
+        while (a < b && is_ows(s[a]))
+            a++;
+        while (b > a && is_ows(s[b - 1]))
+            b--;
+        if (a == b)
+            return strict_fail(f, "invalid Content-Length");
+        for (size_t k = a; k < b; k++)
+            if (!is_digit(s[k]))
+                return strict_fail(f, "invalid Content-Length");
+        const uint8_t *d = s + a;
+        size_t dn = b - a;
+        digits(&d, &dn);
+        uint64_t x = dec_u64(d, dn);
+        if (x == UINT64_MAX)
+            return strict_fail(f, "Content-Length too large");
+        if (any && x != v)
+            return strict_fail(f, "conflicting Content-Length values");
+        v = x;
+        any = 1;
+        i = e + 1;
+    }
+    *len = v;
+    return NH_OK;
+}
+
+/* RFC 9112 section 6.3, for a response whose body is read. */
+static int strict_framing(feed *f)
+{
+    nh_resp *p = f->p;
+    long te = field(p, "transfer-encoding"), cl = field(p, "content-length");
+    int rc;
+    if (te >= 0) {
+        if (cl >= 0)
+            return strict_fail(f, "Transfer-Encoding with Content-Length");
+        /* the version is DIGIT "." DIGIT here */
+        if (p->st.data[0] < '1' || (p->st.data[0] == '1' && p->st.data[2] == '0'))
+            return strict_fail(f, "Transfer-Encoding in a response before HTTP/1.1");
+        if (joined(p, te))
+            return NH_NOMEM;
+        if ((rc = strict_codings(f, p->tmp.data, p->tmp.len)))
+            return rc;
+        p->state = ST_CH_SIZE;
+        return NH_OK;
+    }
+    if (cl >= 0) {
+        if (joined(p, cl))
+            return NH_NOMEM;
+        if ((rc = strict_length(f, p->tmp.data, p->tmp.len, &p->remaining)))
+            return rc;
+        p->state = ST_LENGTH;
+        return p->remaining ? NH_OK : message_end(f);
+    }
+    p->state = ST_EOF;
+    return NH_OK;
+}
+
 /* The inflater's choice and read_body_0's framing, once the head is read. */
 static int start_body(feed *f)
 {
@@ -724,6 +956,8 @@ static int start_body(feed *f)
             p->changed = 1;
         }
     }
+    if (p->cfg.strict)
+        return strict_framing(f);
     if ((fi = field(p, "transfer-encoding")) >= 0) {
         if (joined(p, fi))
             return NH_NOMEM;
@@ -1066,9 +1300,40 @@ static int message_end(feed *f)
 }
 
 /* chunk-size line: the first hex run ("wrong chunk size line" without one). */
+static int strict_chunk_size(feed *f, const uint8_t *s, size_t n)
+{
+    int rc = NH_OK;
+    long m = strict_crlf(f, s, n, &rc);
+    if (m < 0)
+        return rc;
+    long i = 0;
+    while (i < m && s[i] == '0')
+        i++;
+    long d = i;
+    while (i < m && hex_val(s[i]) >= 0)
+        i++;
+    if (i == 0)
+        return strict_fail(f, "malformed chunk size line");
+    if (i - d > 16)
+        return strict_fail(f, "chunk size too large");
+    while (i < m && is_ows(s[i]))
+        i++;
+    if (i < m && s[i] != ';')
+        return strict_fail(f, "malformed chunk size line");
+    for (; i < m; i++)
+        if (is_ctl(s[i]))
+            return strict_fail(f, "control character in a chunk extension");
+    return NH_OK;
+}
+
 static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
+    if (p->cfg.strict) {
+        int rc = strict_chunk_size(f, s, n);
+        if (rc)
+            return rc;
+    }
     n = chop(s, n);
     size_t i = 0;
     while (i < n && hex_val(s[i]) < 0)
@@ -1112,14 +1377,14 @@ static int step(feed *f)
     int rc;
     switch (p->state) {
     case ST_STATUS:
-        rc = read_line(f, 1, &s, &len);
+        rc = read_line(f, LINE_HEAD, &s, &len);
         if (rc <= 0)
             return rc;
         rc = status_line(f, s, len);
         p->line.len = 0;
         return rc;
     case ST_HEADERS:
-        rc = read_line(f, 1, &s, &len);
+        rc = read_line(f, LINE_HEAD, &s, &len);
         if (rc <= 0)
             return rc;
         rc = header_line(f, s, len);
@@ -1150,11 +1415,16 @@ static int step(feed *f)
         return body_bytes(f, off, avail, 0);
     }
     case ST_CH_SIZE:
-        rc = read_line(f, 0, &s, &len);
+        rc = read_line(f, LINE_CHUNK, &s, &len);
         if (rc <= 0)
             return rc;
         return chunk_size_line(f, s, len);
     case ST_CH_CRLF: {
+        if (p->cfg.strict) {
+            for (size_t k = 0; k < avail && k < (size_t)p->crlf_left; k++)
+                if (f->in[f->i + k] != ((size_t)p->crlf_left - k == 2 ? '\r' : '\n'))
+                    return strict_fail(f, "chunk data not followed by CRLF");
+        }
         size_t take = avail < (size_t)p->crlf_left ? avail : (size_t)p->crlf_left;
         f->i += take;
         p->crlf_left -= (int)take;
@@ -1166,6 +1436,18 @@ static int step(feed *f)
         return NH_OK;
     }
     case ST_CH_TRAILER: {
+        if (p->cfg.strict) {
+            rc = read_line(f, LINE_TRAILER, &s, &len);
+            if (rc <= 0)
+                return rc;
+            long m = strict_crlf(f, s, len, &rc);
+            if (m < 0)
+                return rc;
+            p->line.len = 0;
+            if (m == 0)
+                return message_end(f);
+            return strict_field(f, s, (size_t)m, 1);
+        }
         const uint8_t *a = f->in + f->i;
         const uint8_t *nl = memchr(a, '\n', avail);
         size_t k = nl ? (size_t)(nl - a) : avail;
@@ -1196,6 +1478,8 @@ static int at_eof(feed *f)
     int rc;
     switch (p->state) {
     case ST_HEADERS:
+        if (p->cfg.strict)
+            return fail_eof(f);
         /* readuntil("\n", true) returns what is left, then "" */
         if (p->line.len) {
             nh_buf line = p->line;
@@ -1206,6 +1490,7 @@ static int at_eof(feed *f)
         }
         return end_of_head(f);
     case ST_LENGTH: /* read(clen, dest, ignore_eof = true) */
+        return p->cfg.strict ? fail_eof(f) : message_end(f);
     case ST_EOF:
         return message_end(f);
     default:

@@ -690,6 +690,82 @@ function miscCases() {
   return out;
 }
 
+// Request-smuggling and response-splitting shapes, and other hostile input:
+// what MRI does with each is recorded; tests/hostile-response.test.mjs also
+// pins what strict mode does with them, by name.
+export function hostileCases() {
+  const H = (name, head, body = '', extra = {}) => ({ name, bytes: cat(head, body), ...extra });
+  const ok = 'HTTP/1.1 200 OK\r\n';
+  const chunk5 = '5\r\nhello\r\n0\r\n\r\nREST';
+  return [
+    H('cl-and-te', `${ok}Content-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n`, chunk5),
+    H('te-and-cl', `${ok}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n`, chunk5),
+    H('two-cl-different', `${ok}Content-Length: 3\r\nContent-Length: 5\r\n\r\n`, 'abcdefgh'),
+    H('cl-list-different', `${ok}Content-Length: 5, 3\r\n\r\n`, 'abcdefgh'),
+    H('two-cl-same', `${ok}Content-Length: 5\r\nContent-Length: 5\r\n\r\n`, 'abcdefgh'),
+    H('cl-list-same', `${ok}Content-Length: 5,5 , 05\r\n\r\n`, 'abcdefgh'),
+    H('te-chunked-not-last', `${ok}Transfer-Encoding: chunked, identity\r\n\r\n`, chunk5),
+    H('te-chunked-twice', `${ok}Transfer-Encoding: chunked, chunked\r\n\r\n`, chunk5),
+    H('te-two-fields', `${ok}Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n`, chunk5),
+    H('te-percent-chunked', `${ok}Transfer-Encoding: %chunked\r\n\r\n`, chunk5),
+    H('te-chunked-param', `${ok}Transfer-Encoding: chunked;q=1\r\n\r\n`, chunk5),
+    H('te-uppercase', `${ok}Transfer-Encoding: CHUNKED\r\n\r\n`, chunk5),
+    H('te-empty', `${ok}Transfer-Encoding: \r\n\r\n`, 'abc'),
+    H('te-http10', 'HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n', chunk5),
+    H('obs-fold', `${ok}X-A: a\r\n b\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('obs-fold-tab', `${ok}X-A: a\r\n\tb\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('fold-before-first-field', `${ok} X-A: a\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('fold-into-content-length', `${ok}Content-Length: 1\r\n 0\r\n\r\n`, '0123456789REST'),
+    H('bare-cr-status', 'HTTP/1.1 200 OK\rX-A: b\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('bare-cr-value', `${ok}X-A: a\rb\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('bare-cr-name', `${ok}X\rContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('bare-lf', 'HTTP/1.1 200 OK\nContent-Length: 2\n\n', 'okREST'),
+    H('nul-in-value', `${ok}X-A: a\0b\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('nul-in-name', `${ok}X\0A: b\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('ctl-in-value', `${ok}X-A: a\x01b\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('space-before-colon', `${ok}Content-Length : 2\r\n\r\n`, 'okREST'),
+    H('tab-before-colon', `${ok}Transfer-Encoding\t: chunked\r\n\r\n`, chunk5),
+    H('empty-name', `${ok}: x\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('no-colon', `${ok}X-A\r\nContent-Length: 2\r\n\r\n`, 'okREST'),
+    H('chunk-size-65-bits', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '10000000000000000\r\nabc'),
+    H('chunk-size-96-bits', `${ok}Transfer-Encoding: chunked\r\n\r\n`, 'ffffffffffffffffffffffff\r\nabc'),
+    H('chunk-size-leading-zeros', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '000000000000000000000005\r\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-size-leading-space', `${ok}Transfer-Encoding: chunked\r\n\r\n`, ' 5\r\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-size-0x', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '0x5\r\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-size-negative', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '-5\r\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-ext', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5 ; a=b;c\r\nhello\r\n0;x\r\n\r\nREST'),
+    H('chunk-ext-ctl', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5;\x01\r\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-size-bare-lf', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\nhello\r\n0\r\n\r\nREST'),
+    H('chunk-data-no-crlf', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhelloXY0\r\n\r\nREST'),
+    H('chunk-data-lf-only', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhello\n0\r\n\r\nREST'),
+    H('trailer', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhello\r\n0\r\nX-T: 1\r\n\r\nREST'),
+    H('trailer-fold', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhello\r\n0\r\nX-T: 1\r\n 2\r\n\r\nREST'),
+    H('trailer-no-colon', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhello\r\n0\r\nnot a field\r\n\r\nREST'),
+    H('trailer-smuggled-response', `${ok}Transfer-Encoding: chunked\r\n\r\n`, '5\r\nhello\r\n0\r\nHTTP/1.1 200 OK\r\n\r\nREST'),
+    H('cl-negative', `${ok}Content-Length: -5\r\n\r\n`, 'abcdefgh'),
+    H('cl-plus', `${ok}Content-Length: +5\r\n\r\n`, 'abcdefgh'),
+    H('cl-hex', `${ok}Content-Length: 0x5\r\n\r\n`, 'abcdefgh'),
+    H('cl-enormous', `${ok}Content-Length: 99999999999999999999999999\r\n\r\n`, 'abcdefgh'),
+    H('cl-2-pow-64', `${ok}Content-Length: 18446744073709551616\r\n\r\n`, 'abcdefgh'),
+    H('cl-short-body', `${ok}Content-Length: 1000000\r\n\r\n`, 'abcdefgh'),
+    H('cl-empty', `${ok}Content-Length: \r\n\r\n`, 'abcdefgh'),
+    H('head-cut-short', `${ok}X-A: b`),
+    H('head-no-empty-line', `${ok}X-A: b\r\n`),
+    H('status-no-version', 'HTTP 200 OK\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-lowercase', 'http/1.1 200 OK\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-two-spaces', 'HTTP/1.1  200 OK\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-tab', 'HTTP/1.1\t200\tOK\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-no-reason', 'HTTP/1.1 200\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-empty-reason', 'HTTP/1.1 200 \r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-ctl-reason', 'HTTP/1.1 200 O\x01K\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('status-version-10-digits', 'HTTP/10.10 200 OK\r\nContent-Length: 2\r\n\r\n', 'okREST'),
+    H('range-frames-body', 'HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-2/10\r\n\r\n', 'abcREST'),
+    H('response-splitting-cl0', `${ok}Content-Length: 0\r\n\r\n`, 'HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nevil', { messages: 2 }),
+    H('head-request-with-te', `${ok}Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n`, 'REST', { method: 'HEAD' }),
+    H('no-content-with-cl', 'HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n', 'REST'),
+  ];
+}
+
 /** All fixed cases, by group. */
 export function generateCases() {
   const z = rubyZlib();
@@ -700,6 +776,7 @@ export function generateCases() {
     chunked: chunkedCases(),
     decode: decodeCases(z),
     misc: miscCases(),
+    hostile: hostileCases(),
   };
   const files = {};
   for (const [g, list] of Object.entries(groups)) {
@@ -954,7 +1031,10 @@ async function cli(cmd) {
       console.log(`response-${g}.json: ${cases.length} cases`);
     }
   } else if (cmd === 'record') {
-    for (const { file, cases } of loadResponseCases()) {
+    // record [group ...]: all groups by default
+    const only = process.argv.slice(3);
+    for (const { group, file, cases } of loadResponseCases()) {
+      if (only.length && !only.includes(group)) continue;
       const t0 = Date.now();
       const entries = (await recordCases(cases)).map(compact);
       writeFileSync(join(casesDir, file.replace(/\.json$/, '.expected.json')), lines(entries));
@@ -962,7 +1042,7 @@ async function cli(cmd) {
     }
     shutdownResponseVMs();
   } else {
-    console.error('usage: node tests/oracle/response.mjs generate|record');
+    console.error('usage: node tests/oracle/response.mjs generate | record [group ...]');
     process.exitCode = 2;
   }
 }
