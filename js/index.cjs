@@ -845,7 +845,7 @@ const RS_ONESHOT_MAX_INFLATED = 256 * 1024 * 1024;
 // ResponseParser feeds compressed input to the module in slices of this
 // size, so that the module's memory stays bounded (deflate expands at most
 // about 1032:1) whatever the size of a feed.
-const RS_DECODE_SLICE = 16384;
+const RS_DECODE_SLICE = 4096;
 
 const RS_DEFAULTS = {
   maxHeaderBytes: 1 << 20,
