@@ -9,3 +9,11 @@ test('native C tests pass under AddressSanitizer and UndefinedBehaviorSanitizer'
   assert.equal(r.status, 0, `native tests failed:\n${r.stdout}\n${r.stderr}`);
   assert.match(r.stdout, /\d+ passed, 0 failed/);
 });
+
+test('the native build is clean under valgrind memcheck: C tests and the fuzz corpora, no leaks', { timeout: 900_000 }, () => {
+  const r = spawnSync('bash', [new URL('./c/valgrind.sh', import.meta.url).pathname], { encoding: 'utf8' });
+  process.stdout.write(r.stdout.replace(/^/gm, '# '));
+  assert.equal(r.status, 0, `valgrind found errors:\n${r.stdout}\n${r.stderr}`);
+  assert.equal((r.stdout.match(/\d+ passed, 0 failed/g) || []).length, 3, 'the three C test programs ran');
+  assert.equal((r.stdout.match(/^\d+ inputs$/gm) || []).length, 4, 'the four harnesses replayed their corpora');
+});
