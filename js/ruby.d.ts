@@ -62,6 +62,12 @@ export interface InstallOptions {
   profile?: '4.0' | '3.4';
   /** For every HTTPS connection: extra trusted certificates (PEM), or no verification. */
   tls?: { ca?: string | string[]; rejectUnauthorized?: boolean };
+  /**
+   * Read responses in the codec's strict mode (not MRI): what RFC 9112 says a
+   * recipient must reject (conflicting framing, obs-fold, bare CR, ...)
+   * raises Net::HTTPBadResponse. Default false. Codec mode only.
+   */
+  strictResponses?: boolean;
   /** The Ruby side's source (default: ruby/net_http_wasm.rb next to js/). */
   source?: string;
   /** The fetch() to use for transport 'fetch'. */
@@ -72,6 +78,8 @@ export interface NetHttpBridge {
   /** Header names the fetch transport dropped from the last request (forbidden in browsers). */
   droppedHeaders: string[];
   readonly profile: '4.0' | '3.4';
+  /** Strict response parsing for the next requests (see InstallOptions.strictResponses). */
+  strictResponses: boolean;
 }
 
 export interface InstallHandle {

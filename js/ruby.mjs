@@ -1025,6 +1025,8 @@ class Bridge {
     this.memory = memory;
     this.options = options;
     this.profile = options.profile;
+    // not MRI: responses are read in the codec's strict mode (RFC 9112)
+    this.strictResponses = !!options.strictResponses;
     this.conns = new Map();
     this.nextId = 1;
     this.lastError = '';
@@ -1124,6 +1126,7 @@ class Bridge {
       responseHasBody: (flags & 2) !== 0,
       decodeContent: (flags & 4) !== 0,
       skipInterim: true,
+      strict: this.strictResponses,
       profile: this.profile,
       codec: this.requestOptions.codec,
     });
@@ -1272,6 +1275,9 @@ function findMemory(vm) {
  *              trusted certificates (PEM) / verification off, for every HTTPS
  *              connection (Net::HTTP's ca_file, cert_store, verify_mode and
  *              verify_hostname are honoured too)
+ *   strictResponses  true: read responses in the codec's strict mode
+ *              (RFC 9112 rejections raise Net::HTTPBadResponse; not MRI);
+ *              also settable later as handle.bridge.strictResponses
  *   source     the Ruby side's source text (default: ruby/net_http_wasm.rb)
  *   fetch      the fetch function to use (transport 'fetch')
  * Returns a handle: { bridge, uninstall() } (uninstall closes open sockets).

@@ -256,11 +256,12 @@ function adjustNative(entry) {
 for (const version of VERSIONS) {
   describe(`Net::HTTP in ruby.wasm ${version}`, { timeout: 240000 }, () => {
     let vm;
+    let handle;
     const servers = [];
 
     before(async () => {
       vm = await bootVM(version);
-      installNetHttp(vm);
+      handle = installNetHttp(vm);
     });
 
     after(async () => {
@@ -499,6 +500,34 @@ for (const version of VERSIONS) {
         assert.ok(uploaded.equals(Buffer.concat(Array(64).fill(allBytes))));
       } finally {
         await closeServer(server);
+      }
+    });
+
+    test('strictResponses: a smuggling-shaped response is read as MRI reads it, or refused', async () => {
+      const srv = await captureServer((req) => {
+        if (req.target === '/smuggle') return 'HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n';
+        return 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok';
+      });
+      servers.push(srv);
+      const code = `
+        out = []
+        %w[/smuggle /fine].each do |path|
+          begin
+            out << [:ok, Net::HTTP.get(URI("http://127.0.0.1:${srv.port}#{path}"))]
+          rescue Net::HTTPBadResponse => e
+            out << [e.class.name, e.message]
+          end
+        end
+        out`;
+      assert.deepEqual(await rbJSON(vm, code), [['ok', 'hello'], ['ok', 'ok']]);
+      handle.bridge.strictResponses = true;
+      try {
+        assert.deepEqual(await rbJSON(vm, code), [
+          ['Net::HTTPBadResponse', 'Transfer-Encoding with Content-Length (strict)'],
+          ['ok', 'ok'],
+        ]);
+      } finally {
+        handle.bridge.strictResponses = false;
       }
     });
 
