@@ -18,7 +18,7 @@ mkdir -p wasm build
 
 if [ "$what" = all ] || [ "$what" = clang ]; then
   clang --target=wasm32-wasi "${CFLAGS[@]}" -mexec-model=reactor \
-    -Wl,--strip-all -Wl,--gc-sections -Wl,-z,stack-size=131072 \
+    -Wl,--strip-all -Wl,--gc-sections -Wl,-z,stack-size=131072 -Wl,--stack-first \
     -o build/nethttp.clang.wasm "${SRC[@]}"
   if command -v wasm-opt >/dev/null; then
     wasm-opt -O2 --strip-debug --strip-producers build/nethttp.clang.wasm -o wasm/nethttp.wasm

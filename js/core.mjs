@@ -230,8 +230,13 @@ export class Codec {
 
   // ---- calling and reading ----
   call(name, ...args) {
-    const rc = this.x[name](this.ctx, this.pos, ...args);
-    this.refresh();
+    let rc;
+    try {
+      rc = this.x[name](this.ctx, this.pos, ...args);
+    } finally {
+      // memory may have grown before a trap too: the views must follow
+      this.refresh();
+    }
     if (rc < 0) this.fail(rc);
     return rc;
   }

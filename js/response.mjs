@@ -56,8 +56,12 @@ function rsRubyError(c, rc) {
 }
 
 function rsCall(c, name, ...args) {
-  const rc = c.x[name](c.ctx, c.pos, c.inPtr, ...args);
-  c.refresh();
+  let rc;
+  try {
+    rc = c.x[name](c.ctx, c.pos, c.inPtr, ...args);
+  } finally {
+    c.refresh();
+  }
   if (rc < 0) throw rsRubyError(c, rc);
   return rc;
 }
@@ -370,6 +374,8 @@ function rsReadEvents(c, onHead, pieces) {
       const off = rsRd32(u8, p + 1);
       const len = rsRd32(u8, p + 5);
       p += 9;
+      if (pieces.length && pieces.src !== src) pieces.mixed = true;
+      pieces.src = src;
       pieces.push((src ? dataBase : inBase) + off, len);
     } else if (t === RS_EV_END) {
       end = inBase + rsRd32(u8, p);
@@ -402,8 +408,25 @@ function rsConcat(a, b) {
   return out;
 }
 
+// Body pieces [address, length, ...] from `from` to `to` as one new array.
+// Pieces of one message lie in one buffer (the input, or the decoded data),
+// in order; the ones in the input are compacted in place (the bytes between
+// them are chunk framing this call has consumed) and copied out once.
 function rsGather(u8, pieces, from, to) {
   if (to - from === 2) return u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
+  const start = pieces[from];
+  let ordered = !pieces.mixed;
+  for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
+  if (ordered) {
+    let dst = start;
+    for (let i = from; i < to; i += 2) {
+      const src = pieces[i];
+      const len = pieces[i + 1];
+      if (src !== dst) u8.copyWithin(dst, src, src + len);
+      dst += len;
+    }
+    return u8.slice(start, dst);
+  }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
   const out = new Uint8Array(total);
@@ -464,7 +487,7 @@ export function parseResponse(bytes, options) {
   const hasBody = (head[0] & RS_F_BODY) !== 0;
   const body = hasBody ? (pieces.length > bodyFrom ? rsGather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0)) : null;
   const restStart = end - c.inPtr - RS_CONFIG_LEN;
-  const res = new Response(head, body, data.slice(restStart));
+  const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : RS_EMPTY);
   if (interim) res.interim = interim;
   if (data.length > 1 << 24) rsCall(c, 'nh_wasm_resp_trim');
   return res;

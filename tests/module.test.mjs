@@ -74,3 +74,29 @@ test('a large body grows the buffers and still round-trips', () => {
     assert.match(Buffer.from(out.subarray(0, 200)).toString('latin1'), /Content-Length: 5242880\r\n/);
   }
 });
+
+test('a trap inside the module leaves the instance and the API working', () => {
+  for (const { name, api } of builds) {
+    const ok = () => {
+      assert.equal(api.encodeWwwFormComponent('a b'), 'a+b', name);
+      assert.equal(Buffer.from(api.parseResponse(new TextEncoder().encode('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok')).body).toString(), 'ok');
+      const p = new api.ResponseParser();
+      assert.equal(p.feed(new TextEncoder().encode('HTTP/1.1 204 No Content\r\n\r\n'))[0].type, 'head');
+      p.close();
+    };
+    ok();
+    // a parser address far outside memory: the module traps on its first read
+    const c = api.codec;
+    c.begin(0);
+    assert.throws(() => c.x.nh_wasm_resp_feed(c.ctx, 0, c.inPtr, 0xfffffff0, 0), WebAssembly.RuntimeError);
+    ok();
+    // a trap with a large input written (memory grown for it)
+    const before = c.memorySize();
+    const big = new Uint8Array(before + (1 << 20));
+    c.begin(big.length);
+    c.u8.set(big, c.inPtr);
+    assert.throws(() => c.x.nh_wasm_resp_feed(c.ctx, 0, c.inPtr, 0xfffffff0, 0), WebAssembly.RuntimeError);
+    assert.ok(c.memorySize() > before);
+    ok();
+  }
+});
