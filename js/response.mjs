@@ -136,10 +136,26 @@ function rsMakeConfig(o) {
   };
 }
 
+let rsDefaultConfigBytes = null;
+
 function rsWriteConfig(c, cfg) {
   c.ensure(RS_CONFIG_LEN);
   const u8 = c.u8;
   let p = c.inPtr + c.pos;
+  if (cfg === rsDefaultConfig) {
+    if (rsDefaultConfigBytes === null) {
+      // written once the long way, then copied
+      rsDefaultConfigBytes = new Uint8Array(RS_CONFIG_LEN);
+      rsWriteConfigBytes(rsDefaultConfigBytes, 0, cfg);
+    }
+    u8.set(rsDefaultConfigBytes, p);
+  } else {
+    rsWriteConfigBytes(u8, p, cfg);
+  }
+  c.pos += RS_CONFIG_LEN;
+}
+
+function rsWriteConfigBytes(u8, p, cfg) {
   u8[p++] = cfg.profile;
   u8[p++] = cfg.bodyAllowed ? 1 : 0;
   u8[p++] = cfg.decode ? 1 : 0;
@@ -157,12 +173,9 @@ function rsWriteConfig(c, cfg) {
     u8[p + 7] = hi >>> 24;
     p += 8;
   }
-  c.pos += RS_CONFIG_LEN;
 }
 
 // ---- Response ----
-
-const rsNullProto = () => Object.create(null);
 
 // Net::HTTPHeader#capitalize on a downcased binary name: split('-') drops
 // trailing empty parts, String#capitalize upcases an ASCII first letter.
@@ -227,7 +240,8 @@ export class Response {
     this.hasBody = (flags & RS_F_BODY) !== 0;
     this.status = Number(this.code);
     this._fieldsAt = p;
-    this._fields = null; // [nameStart, nameEnd, [valueStart, valueEnd, ...]] per field
+    this._fields = null; // see _table()
+    this._vals = null;
     this._names = null;
     this._headers = null;
   }
@@ -243,44 +257,52 @@ export class Response {
     return this._head.slice(this._msgAt + 4, this._msgAt + 4 + n);
   }
 
+  // The field table, read once from the head block: per field i,
+  // t[4i] name start, t[4i+1] name end, t[4i+2] first value's index in v,
+  // t[4i+3] number of values; v holds [start, end] pairs of value bytes.
   _table() {
     if (this._fields) return this._fields;
     const u8 = this._head;
     let p = this._fieldsAt;
     const n = rsRd32(u8, p);
     p += 4;
-    const fields = new Array(n);
+    const t = new Array(4 * n);
+    const v = [];
     for (let i = 0; i < n; i++) {
       const nl = rsRd32(u8, p);
       const ns = p + 4;
       p = ns + nl;
       const m = rsRd32(u8, p);
       p += 4;
-      const vals = new Array(2 * m);
+      t[4 * i] = ns;
+      t[4 * i + 1] = ns + nl;
+      t[4 * i + 2] = v.length;
+      t[4 * i + 3] = m;
       for (let k = 0; k < m; k++) {
         const vl = rsRd32(u8, p);
-        vals[2 * k] = p + 4;
-        vals[2 * k + 1] = p + 4 + vl;
+        v.push(p + 4, p + 4 + vl);
         p += 4 + vl;
       }
-      fields[i] = [ns, ns + nl, vals];
     }
-    this._fields = fields;
-    return fields;
+    this._fields = t;
+    this._vals = v;
+    return t;
   }
 
   _nameList() {
     if (this._names) return this._names;
-    const u8 = this._head;
-    this._names = this._table().map((f) => this._str(f[0], f[1]));
-    return this._names;
+    const t = this._table();
+    const names = new Array(t.length >> 2);
+    for (let i = 0; i < names.length; i++) names[i] = this._str(t[4 * i], t[4 * i + 1]);
+    this._names = names;
+    return names;
   }
 
   _values(i) {
-    const u8 = this._head;
-    const v = this._table()[i][2];
-    const out = new Array(v.length >> 1);
-    for (let k = 0; k < out.length; k++) out[k] = this._str(v[2 * k], v[2 * k + 1]);
+    const t = this._table();
+    const v = this._vals;
+    const out = new Array(t[4 * i + 3]);
+    for (let k = 0, j = t[4 * i + 2]; k < out.length; k++, j += 2) out[k] = this._str(v[j], v[j + 1]);
     return out;
   }
 
@@ -292,10 +314,17 @@ export class Response {
   /** `to_hash`: { name: [values] } (null prototype; see the class comment on key order). */
   get headers() {
     if (!this._headers) {
-      const h = rsNullProto();
+      // filled as an ordinary object and given a null prototype after
+      // (V8 keeps it in fast mode; Object.create(null) starts as a
+      // dictionary); a "__proto__" field is defined, never assigned
+      let h = {};
       const names = this._nameList();
-      for (let i = 0; i < names.length; i++) h[names[i]] = this._values(i);
-      this._headers = h;
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i];
+        if (name === '__proto__') Object.defineProperty(h, name, { value: this._values(i), writable: true, enumerable: true, configurable: true });
+        else h[name] = this._values(i);
+      }
+      this._headers = Object.setPrototypeOf(h, null);
     }
     return this._headers;
   }
@@ -308,11 +337,15 @@ export class Response {
   /** The exact bytes: [[name, [value, ...]], ...] as Uint8Arrays, in MRI's order. */
   rawHeaderEntries() {
     const u8 = this._head;
-    return this._table().map((f) => {
-      const vals = [];
-      for (let k = 0; k < f[2].length; k += 2) vals.push(u8.slice(f[2][k], f[2][k + 1]));
-      return [u8.slice(f[0], f[1]), vals];
-    });
+    const t = this._table();
+    const v = this._vals;
+    const out = new Array(t.length >> 2);
+    for (let i = 0; i < out.length; i++) {
+      const vals = new Array(t[4 * i + 3]);
+      for (let k = 0, j = t[4 * i + 2]; k < vals.length; k++, j += 2) vals[k] = u8.slice(v[j], v[j + 1]);
+      out[i] = [u8.slice(t[4 * i], t[4 * i + 1]), vals];
+    }
+    return out;
   }
 
   /** `res[name]`: the values joined with ", ", or null. */

@@ -304,6 +304,17 @@ for (const { name, api } of apis) {
       assert.throws(() => api.parseResponse(42), TypeError);
     });
 
+    test('headers is a null-prototype object whose keys are the field names, "__proto__" included', () => {
+      const r = api.parseResponse(L('HTTP/1.1 200 OK\r\n__proto__: x\r\nConstructor: y\r\nToString: z\r\nContent-Length: 0\r\n\r\n'));
+      const h = r.headers;
+      assert.equal(Object.getPrototypeOf(h), null);
+      assert.deepEqual(Object.keys(h), ['__proto__', 'constructor', 'tostring', 'content-length']);
+      assert.deepEqual(Object.getOwnPropertyDescriptor(h, '__proto__').value, ['x']);
+      assert.deepEqual(h.constructor, ['y']);
+      assert.equal(r.headers, h);
+      assert.deepEqual(r.get('__proto__'), 'x');
+    });
+
     test('requestMethod, responseHasBody', () => {
       const b = L('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi');
       assert.equal(api.parseResponse(b, { requestMethod: 'HEAD' }).body, null);
