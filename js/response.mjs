@@ -475,7 +475,7 @@ function rsGather(u8, pieces, from, to) {
  * Parses one response from `bytes` (the stream ends after them):
  * `parseResponse(bytes, { requestMethod: 'GET', decodeContent: false,
  * skipInterim: false, profile: '4.0', maxHeaderBytes: 1 MiB,
- * maxHeaderFields: 10000, maxBodyBytes: Infinity, maxInflatedBytes: Infinity })`.
+ * maxHeaderFields: 10000, maxBodyBytes: Infinity, maxInflatedBytes: 256 MiB, strict: false })`.
  *
  * A 1xx response is returned as it is (MRI's read_new does that); with
  * `skipInterim: true` they are read and skipped as Net::HTTP#request does
