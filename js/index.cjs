@@ -1334,9 +1334,10 @@ const rsRegistry =
  * later: feed() then returns no events) as the start of the next one; call
  * reset(options) to read it: the kept bytes are read first by the next
  * feed() (feed(new Uint8Array(0)) reads them alone) or finish().
- * Memory: the longest head line, the header store and one feed's input and
- * decoded output; never the whole body. close() frees the WebAssembly side
- * (a FinalizationRegistry does it too if you forget).
+ * Memory: in the module, the longest head line, the header store, one
+ * feed's input and (decoding) what 4 KiB of it inflate to; in JS, the feed's
+ * body event; never the whole body. close() frees the WebAssembly side (a
+ * FinalizationRegistry does it too if you forget).
  */
 class ResponseParser {
   constructor(options) {
