@@ -60,3 +60,42 @@ for (const { name, api } of builds) {
     assert.throws(() => new Request('GET', '/', { K: 'v'.repeat(65537) }), { rubyClass: 'ArgumentError', message: 'header K has too long field value: 65537' });
   });
 }
+
+// CR, LF and NUL injected into every part of a request, in both profiles:
+// our bytes and errors must be MRI's (ruby.wasm, live).
+test('injected CR, LF and NUL: every build matches MRI in 4.0 and 3.4', { skip: process.env.NETHTTP_SKIP_LIVE === '1' && 'NETHTTP_SKIP_LIVE=1' }, async () => {
+  const { runByProfile, shutdown } = await import('./oracle/rubyvm.mjs');
+  const { runOurs } = await import('./oracle/ours.mjs');
+  const bad = ['\r', '\n', '\r\n', '\u0000', '\r\nX-Injected: 1', '\u0000\r\n'];
+  const cases = [];
+  let n = 0;
+  const add = (c) => {
+    for (const profile of ['4.0', '3.4']) cases.push({ id: `inject-${n}@${profile}`, profile, op: 'request', version: '1.1', ops: [], init: null, ...c });
+    n++;
+  };
+  for (const b of bad) {
+    add({ method: `GET${b}`, target: { path: '/' } });
+    add({ method: `PO${b}ST`, target: { path: '/' } });
+    add({ method: 'GET', target: { path: `/a${b}b` } });
+    add({ method: 'GET', target: { uri: `http://h/a${b}b` } });
+    add({ method: 'GET', target: { path: '/' }, version: `1.1${b}` });
+    add({ method: 'GET', target: { path: '/' }, init: [[`X${b}A`, 'v']] });
+    add({ method: 'GET', target: { path: '/' }, init: [['X-A', `v${b}w`]] });
+    add({ method: 'GET', target: { path: '/' }, ops: [['set', `X${b}A`, 'v']] });
+    add({ method: 'GET', target: { path: '/' }, ops: [['add', 'X-A', `v${b}w`]] });
+    add({ method: 'POST', target: { path: '/' }, ops: [['form', [[`k${b}`, `v${b}`]], null]] });
+    add({ method: 'POST', target: { path: '/' }, ops: [['body', `a${b}b`]] });
+  }
+  const mri = await runByProfile(cases);
+  shutdown();
+  const raised = mri.filter((r) => r.error).length;
+  assert.ok(raised > 0 && raised < cases.length, 'some injections raise in MRI and some go through');
+  for (const { name, api } of builds) {
+    const diffs = [];
+    cases.forEach((c, i) => {
+      const got = runOurs(api, c);
+      if (JSON.stringify(got) !== JSON.stringify(mri[i])) diffs.push(`${c.id} ${JSON.stringify(c)}\n  MRI  ${JSON.stringify(mri[i])}\n  ours ${JSON.stringify(got)}`);
+    });
+    assert.equal(diffs.length, 0, `${name}: ${diffs.length} of ${cases.length} differ\n${diffs.slice(0, 5).join('\n')}`);
+  }
+});
