@@ -1089,7 +1089,7 @@ class Response {
       // filled as an ordinary object and given a null prototype after
       // (V8 keeps it in fast mode; Object.create(null) starts as a
       // dictionary); a "__proto__" field is defined, never assigned
-      let h = {};
+      const h = {};
       const names = this._nameList();
       for (let i = 0; i < names.length; i++) {
         const name = names[i];
