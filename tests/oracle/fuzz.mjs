@@ -5,12 +5,13 @@
 // printed with a reproducer shrunk while the difference persists.
 //
 //   node tests/oracle/fuzz.mjs [--cases 100000] [--seed 1] [--batch 1500]
-//                              [--kinds codec,response] [--out summary.json]
+//                              [--kinds codec,response[,decode]] [--out summary.json]
 //
-// Every batch of --batch cases is two thirds codec cases (both profiles) and
-// one third responses (profile 4.0 on ruby.wasm 4.0 and, every fourth batch,
-// 3.4), each response also fed to a ResponseParser cut at a random point.
-// Exits 1 on a difference.
+// Every batch of --batch cases is shared out as codec cases (two shares, both
+// profiles), responses (ruby.wasm 4.0 and, every fourth batch, 3.4) and,
+// with `decode`, compressed bodies (the system ruby running ruby.wasm's
+// net/http sources, as ruby.wasm's zlib traps past 1 KiB); each response is
+// also fed to a ResponseParser cut at a random point. Exits 1 on a difference.
 import { isDeepStrictEqual } from 'node:util';
 import { writeFileSync } from 'node:fs';
 import { generate, prng } from './random.mjs';
@@ -18,7 +19,8 @@ import { runByProfile, shutdown } from './rubyvm.mjs';
 import { runOurs } from './ours.mjs';
 import { loadBuilds } from './builds.mjs';
 import {
-  randomResponseCases, runResponseCases, runnerCase, oursOneShot, oursIncremental, caseBytes, shutdownResponseVMs,
+  randomResponseCases, randomDecodeCases, runResponseCases, runnerCase, oursOneShot, oursIncremental, caseBytes,
+  shutdownResponseVMs, haveNativeRuby,
 } from './response.mjs';
 
 /**
@@ -139,16 +141,44 @@ async function codecDiffers(build, c, sig) {
   return !isDeepStrictEqual(got, want) && signature(want, got) === sig;
 }
 
+// The profile of ours that an oracle version stands for ('native-4.0': the
+// system ruby running ruby.wasm 4.0's net/http).
+const profileOf = (version) => version.replace(/^native-/, '');
+
 // A response case: MRI's result vs the build's, whole or cut, with the same signature.
 async function responseDiffers(build, c, version, cut, split, sig) {
   const [want] = await runResponseCases(version, [runnerCase(c)]);
   if (want.oracleBroken !== undefined) return false;
-  const got = split ? oursIncremental(build.api, c, [Math.min(cut, caseBytes(c).length)], version) : oursOneShot(build.api, c, version);
+  const profile = profileOf(version);
+  const got = split ? oursIncremental(build.api, c, [Math.min(cut, caseBytes(c).length)], profile) : oursOneShot(build.api, c, profile);
   return !isDeepStrictEqual(got, want) && signature(want, got) === sig;
+}
+
+// Response cases against MRI `version`: failures pushed, counts kept.
+async function responseBatch(builds, cases, version, bseed, kind, tally) {
+  const want = await runResponseCases(version, cases.map(runnerCase));
+  const profile = profileOf(version);
+  const rand = prng(bseed);
+  cases.forEach((c, i) => {
+    if (want[i].oracleBroken !== undefined) {
+      tally.oracleBroken++;
+      return;
+    }
+    tally.count(`${kind}@${version}`);
+    if (want[i].error) tally.raised++;
+    const cut = Math.floor(rand() * (caseBytes(c).length + 1));
+    for (const b of builds) {
+      const whole = oursOneShot(b.api, c, profile);
+      const split = oursIncremental(b.api, c, [cut], profile);
+      if (!isDeepStrictEqual(whole, want[i])) tally.failures.push({ kind: 'response', build: b.name, c, version, cut, want: want[i], got: whole });
+      else if (!isDeepStrictEqual(split, want[i])) tally.failures.push({ kind: 'response', build: b.name, c, version, cut, want: want[i], got: split, split: true });
+    }
+  });
 }
 
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  if (o.kinds.includes('decode') && !haveNativeRuby()) throw new Error('--kinds decode needs the system ruby (the decoding oracle)');
   const { builds } = await loadBuilds();
   const t0 = Date.now();
   const counts = {};
@@ -160,8 +190,12 @@ async function main() {
   for (let batch = 0; done < o.cases && failures.length === 0; batch++) {
     const bseed = (o.seed * 1000003 + batch) >>> 0;
     const size = Math.min(o.batch, o.cases - done);
-    const nResp = o.kinds.includes('response') ? (o.kinds.includes('codec') ? Math.floor(size / 3) : size) : 0;
-    const nCodec = size - nResp;
+    const share = (k) => (o.kinds.includes(k) ? 1 : 0);
+    const parts = 2 * share('codec') + share('response') + share('decode');
+    const nDecode = share('decode') ? Math.floor(size / parts) : 0;
+    const nResp = share('response') ? Math.floor(size / parts) : 0;
+    const nCodec = share('codec') ? size - nResp - nDecode : 0;
+    if (nCodec + nResp + nDecode < size) throw new Error('--kinds: codec, response, decode');
     if (nCodec) {
       const cases = generate(bseed, nCodec);
       const mri = await runByProfile(cases);
@@ -178,27 +212,12 @@ async function main() {
         }
       });
     }
-    if (nResp) {
-      const version = batch % 4 === 3 ? '3.4' : '4.0';
-      const cases = randomResponseCases(bseed, nResp);
-      const want = await runResponseCases(version, cases.map(runnerCase));
-      const rand = prng(bseed);
-      cases.forEach((c, i) => {
-        if (want[i].oracleBroken !== undefined) {
-          oracleBroken++;
-          return;
-        }
-        count(`response@${version}`);
-        if (want[i].error) raised++;
-        const cut = Math.floor(rand() * (caseBytes(c).length + 1));
-        for (const b of builds) {
-          const whole = oursOneShot(b.api, c, version);
-          const split = oursIncremental(b.api, c, [cut], version);
-          if (!isDeepStrictEqual(whole, want[i])) failures.push({ kind: 'response', build: b.name, c, version, cut, want: want[i], got: whole });
-          else if (!isDeepStrictEqual(split, want[i])) failures.push({ kind: 'response', build: b.name, c, version, cut, want: want[i], got: split, split: true });
-        }
-      });
-    }
+    const tally = { failures, count, oracleBroken: 0, raised: 0 };
+    if (nResp) await responseBatch(builds, randomResponseCases(bseed, nResp), batch % 4 === 3 ? '3.4' : '4.0', bseed, 'response', tally);
+    // compressed bodies: the system ruby running ruby.wasm's net/http (ruby.wasm's own zlib traps past 1 KiB)
+    if (nDecode) await responseBatch(builds, await randomDecodeCases(bseed, nDecode), batch % 4 === 3 ? 'native-3.4' : 'native-4.0', bseed, 'decode', tally);
+    oracleBroken += tally.oracleBroken;
+    raised += tally.raised;
     done += size;
     const s = (Date.now() - t0) / 1000;
     console.log(`${done} cases, ${failures.length} differences, ${(done / s).toFixed(0)} cases/s`);
@@ -227,7 +246,7 @@ async function main() {
       const { bytes: b, ...o2 } = r.value;
       small = { id, op, base64: b.base64, ...o2 };
       const [want] = await runResponseCases(f.version, [runnerCase(small)]);
-      console.log(`\nDIFFERENCE (${f.build}, ${f.c.id}, ruby.wasm ${f.version}${f.split ? `, fed cut at ${f.cut}` : ''}); shrunk in ${r.calls} runs to:\n  bytes: ${JSON.stringify(Buffer.from(b.base64, 'base64').toString('latin1'))}\n  options: ${JSON.stringify(o2)}\n  MRI:  ${JSON.stringify(want)}\n  ours: ${JSON.stringify(f.split ? oursIncremental(build.api, small, [f.cut], f.version) : oursOneShot(build.api, small, f.version))}`);
+      console.log(`\nDIFFERENCE (${f.build}, ${f.c.id}, MRI ${f.version}${f.split ? `, fed cut at ${f.cut}` : ''}); shrunk in ${r.calls} runs to:\n  bytes: ${JSON.stringify(Buffer.from(b.base64, 'base64').toString('latin1'))}\n  options: ${JSON.stringify(o2)}\n  MRI:  ${JSON.stringify(want)}\n  ours: ${JSON.stringify(f.split ? oursIncremental(build.api, small, [f.cut], profileOf(f.version)) : oursOneShot(build.api, small, profileOf(f.version)))}`);
     }
   }
   const summary = {
