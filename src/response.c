@@ -826,33 +826,44 @@ static int ascii_ieq(const uint8_t *s, size_t n, const char *w)
 
 static int message_end(feed *f);
 
+/* The next element of a comma-separated list (RFC 9110 section 5.6.1) from
+ * *i: [*a, *b) without surrounding whitespace, possibly empty.  0 when the
+ * list is done. */
+static int list_next(const uint8_t *s, size_t n, size_t *i, size_t *a, size_t *b)
+{
+    if (*i > n)
+        return 0;
+    size_t e = *i;
+    while (e < n && s[e] != ',')
+        e++;
+    *a = *i;
+    *b = e;
+    while (*a < *b && is_ows(s[*a]))
+        (*a)++;
+    while (*b > *a && is_ows(s[*b - 1]))
+        (*b)--;
+    *i = e + 1;
+    return 1;
+}
+
 /* Transfer-Encoding: chunked, once, and nothing else (other codings are
  * not implemented, and a name MRI would read as chunked, "%chunked" say, is
  * one of them). */
 static int strict_codings(feed *f, const uint8_t *s, size_t n)
 {
     int nchunked = 0, last_chunked = 0, other = 0;
-    size_t i = 0;
-    while (i <= n) {
-        size_t e = i;
-        while (e < n && s[e] != ',')
-            e++;
-        size_t a = i, b = e;
-        while (a < b && is_ows(s[a]))
-            a++;
-        while (b > a && is_ows(s[b - 1]))
-            b--;
-        if (a < b) {
-            size_t k = a;
-            while (k < b && is_tchar(s[k]))
-                k++;
-            last_chunked = ascii_ieq(s + a, k - a, "chunked");
-            if (last_chunked && k < b)
-                return strict_fail(f, "chunked with parameters");
-            nchunked += last_chunked;
-            other |= !last_chunked;
-        }
-        i = e + 1;
+    size_t i = 0, a, b;
+    while (list_next(s, n, &i, &a, &b)) {
+        if (a == b)
+            continue; /* empty elements do not count */
+        size_t k = a;
+        while (k < b && is_tchar(s[k]))
+            k++;
+        last_chunked = ascii_ieq(s + a, k - a, "chunked");
+        if (last_chunked && k < b)
+            return strict_fail(f, "chunked with parameters");
+        nchunked += last_chunked;
+        other |= !last_chunked;
     }
     if (nchunked > 1)
         return strict_fail(f, "chunked applied more than once");
@@ -868,16 +879,8 @@ static int strict_length(feed *f, const uint8_t *s, size_t n, uint64_t *len)
 {
     int any = 0;
     uint64_t v = 0;
-    size_t i = 0;
-    while (i <= n) {
-        size_t e = i;
-        while (e < n && s[e] != ',')
-            e++;
-        size_t a = i, b = e;
-        while (a < b && is_ows(s[a]))
-            a++;
-        while (b > a && is_ows(s[b - 1]))
-            b--;
+    size_t i = 0, a, b;
+    while (list_next(s, n, &i, &a, &b)) {
         if (a == b)
             return strict_fail(f, "invalid Content-Length");
         for (size_t k = a; k < b; k++)
@@ -893,7 +896,6 @@ static int strict_length(feed *f, const uint8_t *s, size_t n, uint64_t *len)
             return strict_fail(f, "conflicting Content-Length values");
         v = x;
         any = 1;
-        i = e + 1;
     }
     *len = v;
     return NH_OK;
