@@ -1194,7 +1194,9 @@ function rsReadEvents(c, onHead, pieces) {
   return end;
 }
 
+/** The arrays of `list` as one (the array itself when there is one). */
 function rsConcatAll(list) {
+  if (list.length === 1) return list[0];
   let n = 0;
   for (const x of list) n += x.length;
   const out = new Uint8Array(n);
@@ -1380,7 +1382,7 @@ class ResponseParser {
           continue;
         }
         if (e.type === 'end') {
-          if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+          if (bodies.length) events.push({ type: 'body', data: rsConcatAll(bodies) });
           bodies.length = 0;
           if (to < data.length) {
             // the next message's bytes: this slice's rest and the slices after it
@@ -1393,7 +1395,7 @@ class ResponseParser {
         events.push(e);
       }
     }
-    if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+    if (bodies.length) events.push({ type: 'body', data: rsConcatAll(bodies) });
     return events;
   }
 
@@ -1538,4 +1540,4 @@ async function init(source) {
 }
 
 
-module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, decodeUtf8, setDefaultLoader, setDefaultCodec, getDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };
+module.exports = { CLASS_NAMES, NetHttpError, rubyNumberToString, URIReference, URI, Codec, decodeUtf8, setDefaultLoader, setDefaultCodec, getDefaultCodec, Request, encodeWwwFormComponent, encodeWwwForm, decodeWwwFormComponent, decodeWwwForm, eachCapitalized, capitalize, bindCore, Response, rsConcatAll, parseResponse, ResponseParser, bindResponse, wasmBytes, createNetHttp, init, wasmSha256 };

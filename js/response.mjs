@@ -422,7 +422,9 @@ function rsReadEvents(c, onHead, pieces) {
   return end;
 }
 
-function rsConcatAll(list) {
+/** The arrays of `list` as one (the array itself when there is one). */
+export function rsConcatAll(list) {
+  if (list.length === 1) return list[0];
   let n = 0;
   for (const x of list) n += x.length;
   const out = new Uint8Array(n);
@@ -608,7 +610,7 @@ export class ResponseParser {
           continue;
         }
         if (e.type === 'end') {
-          if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+          if (bodies.length) events.push({ type: 'body', data: rsConcatAll(bodies) });
           bodies.length = 0;
           if (to < data.length) {
             // the next message's bytes: this slice's rest and the slices after it
@@ -621,7 +623,7 @@ export class ResponseParser {
         events.push(e);
       }
     }
-    if (bodies.length) events.push({ type: 'body', data: bodies.length === 1 ? bodies[0] : rsConcatAll(bodies) });
+    if (bodies.length) events.push({ type: 'body', data: rsConcatAll(bodies) });
     return events;
   }
 

@@ -33,7 +33,7 @@
 // reads them, or writes into a String Ruby allocated. No base64, no per-byte
 // loops, one copy each way.
 import { Request } from './index.mjs';
-import { ResponseParser, Response } from './response.mjs';
+import { ResponseParser, Response, rsConcatAll as concatAll } from './response.mjs';
 
 const isNode = typeof process !== 'undefined' && process.versions != null && process.versions.node != null;
 
@@ -971,19 +971,6 @@ class FetchConn extends Conn {
   destroy() {
     if (this.aborter) this.aborter.abort();
   }
-}
-
-function concatAll(list) {
-  if (list.length === 1) return list[0];
-  let n = 0;
-  for (const c of list) n += c.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const c of list) {
-    out.set(c, o);
-    o += c.length;
-  }
-  return out;
 }
 
 // Splits the bytes the codec wrote back into method, target, headers, body.
