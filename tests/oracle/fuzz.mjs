@@ -26,8 +26,9 @@ import {
 /**
  * Shrinks `value` (JSON: arrays, objects, strings, numbers) while
  * `stillFails(candidate)` holds: drops array elements and object keys (but
- * not the top-level keys that `keep` names), cuts strings and byte strings (`{ base64 }`) down by
- * halves, then single characters. At most `budget` calls.
+ * not the top-level keys that `keep` names), cuts strings and byte strings
+ * (`{ base64 }`) down by halves, then single characters. At most `budget`
+ * calls.
  */
 export async function shrink(value, stillFails, { budget = 1500, keep = () => false } = {}) {
   let best = value;
@@ -190,12 +191,15 @@ async function main() {
   for (let batch = 0; done < o.cases && failures.length === 0; batch++) {
     const bseed = (o.seed * 1000003 + batch) >>> 0;
     const size = Math.min(o.batch, o.cases - done);
-    const share = (k) => (o.kinds.includes(k) ? 1 : 0);
-    const parts = 2 * share('codec') + share('response') + share('decode');
-    const nDecode = share('decode') ? Math.floor(size / parts) : 0;
-    const nResp = share('response') ? Math.floor(size / parts) : 0;
-    const nCodec = share('codec') ? size - nResp - nDecode : 0;
-    if (nCodec + nResp + nDecode < size) throw new Error('--kinds: codec, response, decode');
+    // shares: codec 2, response 1, decode 1; the remainder goes to the first kind chosen
+    const shares = [['codec', 2], ['response', 1], ['decode', 1]].filter(([k]) => o.kinds.includes(k));
+    if (!shares.length) throw new Error('--kinds: codec, response, decode');
+    const total = shares.reduce((a, [, w]) => a + w, 0);
+    const n = Object.fromEntries(shares.map(([k, w]) => [k, Math.floor((size * w) / total)]));
+    n[shares[0][0]] += size - Object.values(n).reduce((a, b) => a + b, 0);
+    const nCodec = n.codec || 0;
+    const nResp = n.response || 0;
+    const nDecode = n.decode || 0;
     if (nCodec) {
       const cases = generate(bseed, nCodec);
       const mri = await runByProfile(cases);
