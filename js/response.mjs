@@ -583,6 +583,7 @@ export class ResponseParser {
     this._response = null;
     this._pending = null;
     this._done = false;
+    this._plain = false; // the current message's body is not inflated
   }
 
   _run(chunk, eof) {
@@ -599,11 +600,12 @@ export class ResponseParser {
     }
     if (!this._cfg.decode || data.length <= RS_DECODE_SLICE) return this._feedOnce(data, eof);
     // decoding: slice by slice (the result does not depend on how the
-    // stream is cut), one body event for the whole feed
+    // stream is cut), one body event for the whole feed; once the body shows
+    // it is not being inflated, the rest goes in at once
     const events = [];
     const bodies = [];
-    for (let off = 0; off < data.length; off += RS_DECODE_SLICE) {
-      const to = Math.min(off + RS_DECODE_SLICE, data.length);
+    for (let off = 0, to = 0; off < data.length; off = to) {
+      to = this._plain ? data.length : Math.min(off + RS_DECODE_SLICE, data.length);
       for (const e of this._feedOnce(data.subarray(off, to), eof && to === data.length)) {
         if (e.type === 'body') {
           bodies.push(e.data);
@@ -651,6 +653,8 @@ export class ResponseParser {
       },
       pieces,
     );
+    // body bytes straight from the input: this message is not inflated
+    if (pieces.length && !pieces.mixed && pieces.src === 0) this._plain = true;
     flush(pieces.length);
     if (end >= 0) {
       const rest = c.u8.slice(end, c.inPtr + data.length);
@@ -687,6 +691,7 @@ export class ResponseParser {
     rsCall(c, 'nh_wasm_resp_reset', this._ptr);
     this._response = null;
     this._done = false;
+    this._plain = false;
   }
 
   /** The bytes after the completed message that the next message will start with. */

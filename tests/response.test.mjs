@@ -37,7 +37,7 @@ import {
   haveNativeRuby,
 } from './oracle/response.mjs';
 
-const apis = builds.map((b) => ({ name: b.name, api: { ...bindResponse(b.api.codec), NetHttpError } }));
+const apis = builds.map((b) => ({ name: b.name, api: { ...bindResponse(b.api.codec), NetHttpError, codec: b.api.codec } }));
 const files = loadResponseCases();
 const allCases = files.flatMap((f) => f.cases);
 const live = process.env.NETHTTP_SKIP_LIVE !== '1';
@@ -453,6 +453,27 @@ for (const { name, api } of apis) {
       assert.ok(next.startsWith(T(rest)));
       assert.equal(T(small.pending), next);
       small.close();
+    });
+
+    test('decodeContent with a body that is not compressed: large feeds are not sliced', () => {
+      const c = api.codec;
+      const x = c.x;
+      let calls = 0;
+      c.x = { ...x, nh_wasm_resp_feed: (...a) => (calls++, x.nh_wasm_resp_feed(...a)) };
+      try {
+        const body = Buffer.alloc(1 << 20, 'p');
+        const p = new api.ResponseParser({ decodeContent: true });
+        const ev = p.feed(new Uint8Array(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Length: ${body.length * 2}\r\n\r\n`), body])));
+        assert.deepEqual(ev.map((e) => e.type), ['head', 'body']);
+        assert.equal(calls, 2, 'one 4 KiB slice, then the rest at once');
+        const ev2 = p.feed(new Uint8Array(body));
+        assert.deepEqual(ev2.map((e) => e.type), ['body', 'end']);
+        assert.equal(calls, 3, 'the next feed of the same message goes in at once');
+        assert.equal(ev[1].data.length + ev2[0].data.length, body.length * 2);
+        p.close();
+      } finally {
+        c.x = x;
+      }
     });
 
     test('read-to-EOF bodies end at finish(); truncation raises at finish()', () => {
