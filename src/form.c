@@ -5,17 +5,6 @@
 
 static const char HEX[] = "0123456789ABCDEF";
 
-static int hexval(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* /[^*\-.0-9A-Z_a-z]/ -> %XX, with ' ' -> '+'. */
 #define KEEP(c) (((c) >= 'a' && (c) <= 'z') || ((c) >= 'A' && (c) <= 'Z') || ((c) >= '0' && (c) <= '9') || \
                  (c) == '*' || (c) == '-' || (c) == '.' || (c) == '_')
@@ -58,7 +47,7 @@ static int decode_plus_pct(nh_buf *out, const uint8_t *s, size_t n)
         int hi, lo;
         if (c == '+') {
             *o++ = ' ';
-        } else if (c == '%' && n - i >= 3 && (hi = hexval(s[i + 1])) >= 0 && (lo = hexval(s[i + 2])) >= 0) {
+        } else if (c == '%' && n - i >= 3 && (hi = nh_hex_val(s[i + 1])) >= 0 && (lo = nh_hex_val(s[i + 2])) >= 0) {
             *o++ = (uint8_t)(hi << 4 | lo);
             i += 2;
         } else {
@@ -73,7 +62,7 @@ int nh_decode_www_form_component(nh_buf *out, nh_error *err, const uint8_t *s, s
 {
     /* raise ArgumentError, "invalid %-encoding (#{str})" if /%(?!\h\h)/ */
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && (n - i < 3 || hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)) {
+        if (s[i] == '%' && (n - i < 3 || nh_hex_val(s[i + 1]) < 0 || nh_hex_val(s[i + 2]) < 0)) {
             out->len = 0;
             if (nh_buf_append(out, "invalid %-encoding (", 20) || nh_buf_append(out, s, n) ||
                 nh_buf_putc(out, ')'))

@@ -100,6 +100,18 @@ static inline int nh_put_str(nh_buf *out, const char *s)
     return nh_buf_append(out, s, strlen(s));
 }
 
+/* The value of a hex digit, or -1. */
+static inline int nh_hex_val(uint8_t c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 /* Form pairs as encoded by the JS layer: u32 count, then per pair a key
  * string and a kind byte: 0 nil, 1 a value string, 2 an array (u32 count,
  * then per element a byte 0 nil / 1 followed by a string). Writes

@@ -243,17 +243,6 @@ static int is_word(uint8_t c) /* \w in a binary regexp */
     return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
 }
 
-static int hex_val(uint8_t c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 static uint8_t lower(uint8_t c)
 {
     return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
@@ -1312,7 +1301,7 @@ static int strict_chunk_size(feed *f, const uint8_t *s, size_t n)
     while (i < m && s[i] == '0')
         i++;
     long d = i;
-    while (i < m && hex_val(s[i]) >= 0)
+    while (i < m && nh_hex_val(s[i]) >= 0)
         i++;
     if (i == 0)
         return strict_fail(f, "malformed chunk size line");
@@ -1338,16 +1327,16 @@ static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
     }
     n = chop(s, n);
     size_t i = 0;
-    while (i < n && hex_val(s[i]) < 0)
+    while (i < n && nh_hex_val(s[i]) < 0)
         i++;
     if (i == n)
         return fail_with(f, NH_E_BAD_RESPONSE, "wrong chunk size line: ", s, n);
     uint64_t v = 0;
-    for (; i < n && hex_val(s[i]) >= 0; i++) {
+    for (; i < n && nh_hex_val(s[i]) >= 0; i++) {
         if (v > (UINT64_MAX >> 4))
             v = UINT64_MAX;
         else
-            v = v << 4 | (uint64_t)hex_val(s[i]);
+            v = v << 4 | (uint64_t)nh_hex_val(s[i]);
     }
     p->line.len = 0;
     if (v == 0) {

@@ -7,7 +7,7 @@
 
 static int is_hex(uint8_t c)
 {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+    return nh_hex_val(c) >= 0;
 }
 
 static int is_alpha(uint8_t c)

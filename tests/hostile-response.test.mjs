@@ -5,9 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync, deflateSync } from 'node:zlib';
-import { readFileSync } from 'node:fs';
-import { builds } from './helpers/builds.mjs';
-import { createNetHttp } from '../js/index.mjs';
+import { builds, freshApi } from './helpers/builds.mjs';
 import { loadResponseCases, caseBytes, oursOneShot, oursIncremental, compact } from './oracle/response.mjs';
 
 const S = (m) => ({ error: ['Net::HTTPBadResponse', `${m} (strict)`] });
@@ -148,8 +146,6 @@ describe('hostile response shapes', () => {
 });
 
 const L = (s) => new Uint8Array(Buffer.from(s, 'latin1'));
-// a new instance of a build, to measure its memory from the start
-const fresh = (file) => createNetHttp(readFileSync(new URL(`../${file}`, import.meta.url)));
 const raises = (fn, cls, message) =>
   assert.throws(fn, (e) => {
     assert.equal(e.rubyClass, cls);
@@ -197,7 +193,7 @@ describe('oversized input', () => {
       const bytes = new Uint8Array(Buffer.concat(parts));
       for (const strict of [false, true]) {
         assert.deepEqual(Buffer.from(api.parseResponse(bytes, { strict }).body), body);
-        const own = fresh(file);
+        const own = freshApi(file); // its memory measured from the start
         const p = new own.ResponseParser({ strict });
         const before = own.codec.memorySize();
         const got = [];
@@ -254,7 +250,7 @@ describe('decompression bombs', () => {
 
       test(`${name}: streaming a ${enc} bomb through ResponseParser keeps the module's memory bounded`, () => {
         const bytes = response(enc, z);
-        const own = fresh(file);
+        const own = freshApi(file); // its memory measured from the start
         const p = new own.ResponseParser({ decodeContent: true });
         let total = 0;
         let maxMem = 0;

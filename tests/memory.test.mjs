@@ -4,10 +4,8 @@
 // NETHTTP_MEMORY_OPS sets the number of operations (default 1,000,000).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
-import { builds } from './helpers/builds.mjs';
-import { createNetHttp } from '../js/index.mjs';
+import { builds, freshApi } from './helpers/builds.mjs';
 
 const OPS = Number(process.env.NETHTTP_MEMORY_OPS || 1000000);
 const L = (s) => new Uint8Array(Buffer.from(s, 'latin1'));
@@ -96,7 +94,7 @@ function operation(api, i) {
 for (const b of builds) {
   test(`${b.name}: ${OPS.toLocaleString('en')} mixed operations, errors included, leave the module's memory as it was after warm-up`, (t) => {
     // an instance of its own, so that other tests' large inputs do not hide growth
-    const api = createNetHttp(readFileSync(new URL(`../${b.file}`, import.meta.url)));
+    const api = freshApi(b.file);
     const warm = Math.min(20000, OPS);
     for (let i = 0; i < warm; i++) operation(api, i);
     const before = api.codec.memorySize();
