@@ -39,3 +39,4 @@ if [ "$what" = all ] || [ "$what" = emcc ]; then
 fi
 
 node tools/embed-wasm.mjs
+node tools/gen-bridge.mjs

@@ -18,7 +18,7 @@ import v8 from 'node:v8';
 import os from 'node:os';
 import net from 'node:net';
 import { writeFileSync } from 'node:fs';
-import { installNetHttp } from '../js/ruby.mjs';
+import { installNetHttp } from '../js/ruby/node.mjs';
 import { bootVM, rb, takeRequest } from '../tests/fixtures/browser/harness.mjs';
 
 v8.setFlagsFromString('--no-incremental-marking');

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { WASI } from 'node:wasi';
 import { RubyVM } from '@ruby/wasm-wasi';
-import { installNetHttp } from '../js/ruby.mjs'; // 'net-http-wasm/ruby' once installed
+import { installNetHttp } from '../js/ruby/node.mjs'; // 'net-http-wasm/ruby' once installed
 
 // Node 20 needs this before a ruby.wasm VM grows its memory (a V8 GC bug).
 v8.setFlagsFromString('--no-incremental-marking');

@@ -217,6 +217,9 @@ export class Response {
   }
 
   _setHead(head) {
+    // the head as read_new returned it, kept when decoding the body changes
+    // the fields (the ruby.wasm bridge hands Ruby both)
+    if (this._head !== undefined && this._asRead === undefined) this._asRead = this._head;
     this._head = head;
     const u8 = head;
     const flags = u8[0];

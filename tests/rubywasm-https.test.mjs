@@ -6,7 +6,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
 import net from 'node:net';
-import { installNetHttp } from '../js/ruby.mjs';
+import { installNetHttp } from '../js/ruby/node.mjs';
 import { VERSIONS, bootVM, rbJSON, listen, closeServer, makeCerts, haveOpenssl } from './fixtures/browser/harness.mjs';
 
 const skip = haveOpenssl() ? false : 'openssl is not installed';

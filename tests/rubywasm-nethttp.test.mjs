@@ -1,5 +1,5 @@
-// Net::HTTP inside ruby.wasm 4.0 and 3.4 (installNetHttp, js/ruby.mjs +
-// ruby/net_http_wasm.rb) against real servers on 127.0.0.1.
+// Net::HTTP inside ruby.wasm 4.0 and 3.4 (installNetHttp, js/ruby/ +
+// ruby/net_http_wasm/) against real servers on 127.0.0.1.
 //
 // The bytes on the wire are checked three ways: against the same VM with the
 // codec off (net/http's own Ruby code of that very version writes them),
@@ -14,7 +14,7 @@ import http from 'node:http';
 import zlib from 'node:zlib';
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import { installNetHttp } from '../js/ruby.mjs';
+import { installNetHttp } from '../js/ruby/node.mjs';
 import {
   VERSIONS, bootVM, rb, rbJSON, captureServer, listen, closeServer, haveNativeRuby, runNative, blackholePort,
 } from './fixtures/browser/harness.mjs';
@@ -93,7 +93,7 @@ const REQUEST_SCENARIOS = `{
 const RUN_SCENARIOS = `
 def __nhw_run(scenarios, ports)
   out = {}
-  # Array#each, not Hash#each: see the note on C iterators in js/ruby.mjs
+  # Array#each, not Hash#each: see the note on C iterators in ruby/net_http_wasm.rb
   scenarios.keys.each do |name|
     out[name] = begin
       scenarios[name].(ports[name]).to_s

@@ -2,7 +2,7 @@
 // codec's JS API on its own. Served by examples/browser/serve.mjs.
 import { DefaultRubyVM } from '/node_modules/@ruby/wasm-wasi/dist/esm/browser.js';
 import { init, Request, URI } from '/js/index.mjs';
-import { installNetHttp } from '/js/ruby.mjs';
+import { installNetHttp } from '/js/ruby/browser.mjs';
 
 const api = new URL(location.href).searchParams.get('api') || 'http://127.0.0.1:8081';
 const results = {};

@@ -1,0 +1,259 @@
+// The object Ruby calls (NetHttpWasm.bridge, ruby/net_http_wasm/): opens
+// connections through a transport, hands requests to the codec and gives
+// Ruby the response as records, and the raw bytes for net/http's own code.
+// Bytes cross through the Ruby VM's linear memory: Ruby passes the address
+// and length of a String's bytes, the bridge reads them or writes into a
+// String Ruby allocated. One copy each way.
+//
+// A transport is either waiting (open/recv/wait return Promises, which Ruby
+// awaits with a fiber switch: vm.evalAsync only) or blocking (they return
+// the value: the JS thread waits, as a Ruby thread does natively).
+import { Request, ResponseParser } from '../index.mjs';
+import { Conn } from './conn.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE, SEND_FLAT } from './constants.mjs';
+
+const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+const CLOSED = 'IOError\nclosed stream';
+
+export class Bridge {
+  constructor(memory, options, transport) {
+    this.memory = memory;
+    this.profile = options.profile;
+    // not MRI: responses are read in the codec's strict mode (RFC 9112)
+    this.strictResponses = !!options.strictResponses;
+    this.transport = transport;
+    this.blocking = !!transport.blocking;
+    this.conns = new Map();
+    this.nextId = 1;
+    this.lastError = '';
+    this.droppedHeaders = [];
+    this.ResponseParser = ResponseParser;
+    this.requestOptions = { profile: this.profile };
+    if (options.codecInstance) this.requestOptions.codec = options.codecInstance;
+    this._u8 = null;
+    this._resume = null;
+    this.wrap = options.wrap;
+  }
+
+  mem() {
+    const buf = this.memory.buffer;
+    if (!this._u8 || this._u8.buffer !== buf) this._u8 = new Uint8Array(buf);
+    return this._u8;
+  }
+
+  add(conn) {
+    const id = this.nextId++;
+    conn.id = id;
+    this.conns.set(id, conn);
+    return id;
+  }
+
+  conn(id) {
+    const c = this.conns.get(id);
+    if (!c) this.lastError = CLOSED;
+    return c;
+  }
+
+  // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
+
+  // Ruby: the proc that resumes a fiber waiting in NetHttpWasm.await.
+  setResume(proc) {
+    this._resume = proc;
+  }
+
+  // Ruby: resumes waiter `token` with the promise's value (a number or a
+  // string) once it settles, as the text "token:value".
+  park(promise, token) {
+    promise.then((v) => this._resume.call('call', this.wrap(`${token}:${v}`)));
+  }
+
+  // -- calls from Ruby --
+
+  // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
+  // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
+  // a Promise of it from a waiting transport.
+  open(host, port, tlsJson, timeoutMs) {
+    const spec = {
+      host: String(host),
+      port: Number(port),
+      tls: tlsJson == null ? null : JSON.parse(String(tlsJson)),
+      timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
+    };
+    const done = (r) => (typeof r === 'string' ? `!${r}` : `${this.add(r.conn)}\n${r.info}`);
+    const r = this.transport.open(this, spec);
+    return r && typeof r.then === 'function' ? r.then(done) : done(r);
+  }
+
+  // The codec writes a request. hdr: "METHOD\npath\nversion\nflags\n" then
+  // "name\ncount\nvalue\n..." per field, or with SEND_FLAT, when every field
+  // has one value, "name\nvalue" pairs. Returns 0 (or 1 when records are
+  // ready already), or RC_ERROR.
+  send(id, hdrAddr, hdrLen, bodyAddr, bodyLen) {
+    const conn = this.conn(id);
+    if (!conn || conn.closed) return this.fail(CLOSED);
+    const mem = this.mem();
+    const parts = utf8.decode(mem.subarray(hdrAddr, hdrAddr + hdrLen)).split('\n');
+    const method = parts[0];
+    const flags = parts[3] | 0;
+    let bytes;
+    try {
+      const req = new Request(method, { path: parts[1] }, null, this.requestOptions);
+      req.delete('accept-encoding');
+      req.delete('accept');
+      req.delete('user-agent');
+      const n = parts.length;
+      if (flags & SEND_FLAT) {
+        for (let i = 4; i + 1 < n; i += 2) req.set(parts[i], parts[i + 1]);
+      } else {
+        for (let i = 4; i + 1 < n; ) {
+          const count = parts[i + 1] | 0;
+          req.set(parts[i], count === 1 ? parts[i + 2] : parts.slice(i + 2, i + 2 + count));
+          i += 2 + count;
+        }
+      }
+      if (flags & SEND_BODY) req.body = mem.subarray(bodyAddr, bodyAddr + bodyLen);
+      bytes = req.toBytes(parts[2]);
+    } catch (e) {
+      return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
+    }
+    conn.beginMessage({
+      requestMethod: method,
+      responseHasBody: (flags & SEND_RESPONSE_BODY) !== 0,
+      decodeContent: (flags & SEND_DECODE) !== 0,
+      skipInterim: true,
+      strict: this.strictResponses,
+      profile: this.profile,
+      codec: this.requestOptions.codec,
+    });
+    conn.write(bytes);
+    // 1: the response's first records are here already (a transport that
+    // answers synchronously): Ruby can take them without waiting
+    return conn.records.length ? 1 : 0;
+  }
+
+  // The next records of the current message into Ruby's buffer, waiting up
+  // to timeoutMs for each arrival (a Promise from a waiting transport).
+  recv(id, addr, cap, timeoutMs) {
+    const conn = this.conn(id);
+    if (!conn) return this.reply(RC_ERROR);
+    if (conn.records.length) return conn.fillRecords(this.mem(), addr, cap);
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    const after = (ok) => {
+      if (!ok) return RC_TIMEOUT;
+      if (conn.closed && !conn.records.length) return this.fail(CLOSED);
+      return conn.fillRecords(this.mem(), addr, cap);
+    };
+    if (this.blocking) return after(this.transport.block(conn, () => conn.hasRecords(), ms));
+    return waitFor(conn, () => conn.hasRecords(), ms).then(after);
+  }
+
+  // What is there now (RC_WOULD_BLOCK when nothing).
+  recvNow(id, addr, cap) {
+    const conn = this.conn(id);
+    if (!conn) return RC_ERROR;
+    if (this.blocking) this.transport.pump();
+    if (!conn.records.length) return RC_WOULD_BLOCK;
+    return conn.fillRecords(this.mem(), addr, cap);
+  }
+
+  // Raw write (net/http's own request writing).
+  write(id, addr, len) {
+    const conn = this.conn(id);
+    if (!conn || conn.closed) return this.fail(CLOSED);
+    if (conn.error) return this.fail(`${conn.error[0]}\n${conn.error[1]}`);
+    conn.beginRaw();
+    conn.write(this.mem().slice(addr, addr + len));
+    return len;
+  }
+
+  // read_nonblock.
+  readNow(id, addr, cap) {
+    const conn = this.conn(id);
+    if (!conn) return RC_ERROR;
+    if (this.blocking) this.transport.pump();
+    conn.beginRaw();
+    const n = conn.readRaw(this.mem(), addr, cap);
+    if (n === RC_ERROR) this.lastError = `${conn.error[0]}\n${conn.error[1]}`;
+    return n;
+  }
+
+  // IO#wait_readable(timeout) → 1 ready, 0 timed out (a Promise from a
+  // waiting transport).
+  wait(id, timeoutMs) {
+    const conn = this.conns.get(id);
+    if (!conn) return this.reply(1);
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    const ready = () => conn.state() !== 0;
+    if (this.blocking) return this.transport.block(conn, ready, ms, true) ? 1 : 0;
+    return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
+  }
+
+  state(id) {
+    const conn = this.conns.get(id);
+    if (!conn) return S_END;
+    if (this.blocking) this.transport.pump();
+    return conn.state();
+  }
+
+  close(id) {
+    const conn = this.conns.get(id);
+    if (conn) {
+      this.conns.delete(id);
+      conn.close();
+    }
+    return 0;
+  }
+
+  error() {
+    return this.lastError;
+  }
+
+  readHostFile(path) {
+    return this.transport.readFile ? this.transport.readFile(String(path)) : null;
+  }
+
+  fail(text) {
+    this.lastError = text;
+    return RC_ERROR;
+  }
+
+  reply(v) {
+    return this.blocking ? v : Promise.resolve(v);
+  }
+}
+
+// Resolves with true when ready() holds, or false when ms milliseconds pass
+// with nothing arriving (each arrival restarts the clock, as BufferedIO's
+// read_timeout applies to each wait for data; `once`: the clock does not
+// restart, as IO#wait_readable's timeout). The timer is armed only when
+// there is nothing to read.
+function waitFor(conn, ready, ms, once = false) {
+  if (ready()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let timer = null;
+    const arm = () => {
+      if (ms == null) return;
+      if (timer) {
+        if (once) return;
+        clearTimeout(timer);
+      }
+      timer = setTimeout(() => {
+        conn.waiter = null;
+        resolve(false);
+      }, ms);
+    };
+    const waiter = () => {
+      if (ready()) {
+        if (timer) clearTimeout(timer);
+        resolve(true);
+      } else {
+        conn.waiter = waiter;
+        arm();
+      }
+    };
+    conn.waiter = waiter;
+    arm();
+  });
+}
+
+export { Conn };

@@ -1,0 +1,285 @@
+// A connection as the bridge sees it: the bytes a transport received,
+// buffered for Ruby and read either raw (net/http's own BufferedIO over
+// read_nonblock) or through the codec's ResponseParser, whose events become
+// records written straight into Ruby's receive buffer. Transports subclass
+// Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
+import { R_HEAD, R_BODY, R_END, R_ERROR, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE } from './constants.mjs';
+import { headRecord, fieldsRecord, sameFields } from './head.mjs';
+
+const encoder = new TextEncoder();
+const EMPTY = new Uint8Array(0);
+
+// Pause a transport while this much received data waits for Ruby.
+const HIGH_WATER = 8 << 20;
+const LOW_WATER = 1 << 20;
+
+export function errorPayload(cls, message) {
+  const head = encoder.encode(`${cls}\n`);
+  const msg = typeof message === 'string' ? encoder.encode(message) : message;
+  const out = new Uint8Array(head.length + msg.length);
+  out.set(head);
+  out.set(msg, head.length);
+  return out;
+}
+
+export class Conn {
+  constructor(bridge) {
+    this.bridge = bridge;
+    this.raw = []; // received chunks not yet read (raw mode), or before a message starts
+    this.rawBytes = 0;
+    this.records = []; // [type, Uint8Array] waiting for Ruby (codec mode)
+    this.recordBytes = 0;
+    this.parser = null; // ResponseParser of the current message
+    this.codec = false; // current message read in codec mode
+    this.msgDone = true;
+    this.eof = false;
+    this.error = null; // [class, message] of a socket error
+    this.closed = false;
+    this.waiter = null; // called on every arrival (async transports)
+    this.arrivals = 0; // counts arrivals (blocking transports restart read timeouts on each)
+    this.paused = false;
+  }
+
+  // -- from the transport --
+  onData(chunk) {
+    if (this.closed) return;
+    if (this.codec && !this.msgDone) this.feed(chunk, false);
+    else this.keepRaw(chunk);
+    this.flow();
+    this.wake();
+  }
+
+  onEnd() {
+    if (this.eof) return;
+    this.eof = true;
+    if (this.codec && !this.msgDone) this.feed(null, true);
+    this.wake();
+  }
+
+  onError(cls, message) {
+    if (this.error) return;
+    this.error = [cls, message];
+    if (this.codec && !this.msgDone) {
+      this.pushRecord(R_ERROR, errorPayload(cls, message));
+      this.msgDone = true;
+    }
+    this.wake();
+  }
+
+  wake() {
+    this.arrivals++;
+    const w = this.waiter;
+    if (w) {
+      this.waiter = null;
+      w();
+    }
+  }
+
+  flow() {
+    const queued = this.rawBytes + this.recordBytes;
+    if (!this.paused && queued > HIGH_WATER) {
+      this.paused = true;
+      this.pause();
+    } else if (this.paused && queued < LOW_WATER) {
+      this.paused = false;
+      this.resume();
+    }
+  }
+
+  pause() {}
+  resume() {}
+  destroy() {}
+
+  pushRecord(type, payload) {
+    this.records.push([type, payload]);
+    this.recordBytes += payload.length + 5;
+  }
+
+  keepRaw(chunk) {
+    this.raw.push(chunk);
+    this.rawBytes += chunk.length;
+  }
+
+  // Feeds the parser; turns its events into records.
+  feed(chunk, eof) {
+    const p = this.parser;
+    let events;
+    try {
+      events = eof ? p.finish() : p.feed(chunk);
+    } catch (e) {
+      const cls = e && e.rubyClass ? e.rubyClass : 'RuntimeError';
+      this.pushRecord(R_ERROR, errorPayload(cls, e && e.messageBytes ? e.messageBytes : String(e && e.message ? e.message : e)));
+      this.msgDone = true;
+      return;
+    }
+    for (const ev of events) {
+      if (ev.type === 'body') this.pushRecord(R_BODY, ev.data);
+      else if (ev.type === 'head') {
+        const res = ev.response;
+        const head = headRecord(res, this.decode);
+        // only decoding changes the fields by the end of the message
+        this.headBlock = head.inflate ? res._asRead || res._head : null;
+        this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
+        this.pushRecord(R_HEAD, head.payload);
+      } else if (ev.type === 'end') {
+        // MRI rewrites the fields while decoding (content-encoding removed,
+        // content-length set to the decoded size): send the final ones then.
+        let payload = EMPTY;
+        const res = ev.response;
+        if (this.headBlock) {
+          if (res._head !== this.headBlock) payload = fieldsRecord(res);
+        } else if (this.headFields) {
+          if (!sameFields(res.rawHeaderEntries(), this.headFields)) payload = fieldsRecord(res);
+        }
+        this.pushRecord(R_END, payload);
+        this.headFields = null;
+        this.headBlock = null;
+        this.msgDone = true;
+        const rest = p.takePending();
+        if (rest.length) {
+          this.raw.unshift(rest);
+          this.rawBytes += rest.length;
+        }
+      }
+    }
+  }
+
+  // -- from Ruby (through the bridge) --
+
+  // Starts reading the next message with the codec.
+  beginMessage(options) {
+    if (!this.parser) this.parser = new this.bridge.ResponseParser(options);
+    else {
+      this.parser.takePending();
+      this.parser.reset(options);
+    }
+    this.records.length = 0;
+    this.recordBytes = 0;
+    this.headFields = null;
+    this.headBlock = null;
+    this.decode = !!options.decodeContent;
+    this.codec = true;
+    this.msgDone = false;
+    if (this.error) {
+      this.pushRecord(R_ERROR, errorPayload(this.error[0], this.error[1]));
+      this.msgDone = true;
+      return;
+    }
+    const raw = this.raw;
+    this.raw = [];
+    this.rawBytes = 0;
+    for (const chunk of raw) {
+      if (this.msgDone) this.keepRaw(chunk);
+      else this.feed(chunk, false);
+    }
+    if (this.eof && !this.msgDone) this.feed(null, true);
+  }
+
+  beginRaw() {
+    if (this.codec) {
+      this.codec = false;
+      this.records.length = 0;
+      this.recordBytes = 0;
+      this.msgDone = true;
+    }
+  }
+
+  // Writes whole records (u8 type, u32 length, payload) into Ruby's buffer
+  // at addr (cap bytes); a body record is split to fit. Returns the bytes
+  // written, or -(NEED_BASE + n) when the next record is a head that needs n.
+  fillRecords(mem, addr, cap) {
+    let p = addr;
+    const end = addr + cap;
+    const recs = this.records;
+    let i = 0;
+    while (i < recs.length) {
+      const [type, payload] = recs[i];
+      const room = end - p - 5;
+      if (room < payload.length) {
+        if (type === R_BODY && room > 0) {
+          writeRecord(mem, p, type, payload.subarray(0, room));
+          p += 5 + room;
+          recs[i] = [type, payload.subarray(room)];
+          this.recordBytes -= room;
+        } else if (p === addr) {
+          return -(NEED_BASE + payload.length + 5);
+        }
+        break;
+      }
+      writeRecord(mem, p, type, payload);
+      p += 5 + payload.length;
+      this.recordBytes -= payload.length + 5;
+      i++;
+    }
+    if (i) recs.splice(0, i);
+    if (this.paused) this.flow();
+    return p - addr;
+  }
+
+  // Raw read for read_nonblock: up to cap bytes into Ruby memory.
+  readRaw(mem, addr, cap) {
+    if (this.rawBytes === 0) {
+      if (this.error) return RC_ERROR;
+      if (this.eof) return RC_EOF;
+      return RC_WOULD_BLOCK;
+    }
+    let p = addr;
+    let left = cap;
+    while (left > 0 && this.raw.length) {
+      const c = this.raw[0];
+      if (c.length <= left) {
+        mem.set(c, p);
+        p += c.length;
+        left -= c.length;
+        this.raw.shift();
+      } else {
+        mem.set(c.subarray(0, left), p);
+        p += left;
+        this.raw[0] = c.subarray(left);
+        left = 0;
+      }
+    }
+    const n = p - addr;
+    this.rawBytes -= n;
+    if (this.paused) this.flow();
+    return n;
+  }
+
+  // 0: nothing to read yet; 1: data to read; 2: end of stream or error.
+  state() {
+    if (this.rawBytes > 0) return 1;
+    // (the end record of a message without a body, which Ruby does not
+    // read, is not data)
+    if (this.records.length > 0 && !(this.msgDone && this.records.length === 1 && this.records[0][0] === R_END)) return 1;
+    if (this.parser && this.codec && !this.msgDone && this.parser.pending.length) return 1;
+    if (this.eof || this.error || this.closed) return 2;
+    return 0;
+  }
+
+  hasRecords() {
+    return this.records.length > 0 || this.closed;
+  }
+
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.parser) {
+      this.parser.close();
+      this.parser = null;
+    }
+    this.raw = [];
+    this.records = [];
+    this.wake();
+    this.destroy();
+  }
+}
+
+function writeRecord(mem, p, type, payload) {
+  const n = payload.length;
+  mem[p] = type;
+  mem[p + 1] = n;
+  mem[p + 2] = n >>> 8;
+  mem[p + 3] = n >>> 16;
+  mem[p + 4] = n >>> 24;
+  mem.set(payload, p + 5);
+}

@@ -1,0 +1,132 @@
+// Opening a TCP or TLS connection with node:net / node:tls, and the names
+// Ruby gives to what can go wrong. Used by both Node transports (the
+// event-loop one in node-async.mjs and the blocking one's I/O thread in
+// node-io-worker.mjs); the only place that knows Node's socket errors.
+import net from 'node:net';
+import tls from 'node:tls';
+import { readFileSync } from 'node:fs';
+import { errnoOf } from './errno.mjs';
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+
+/** [Ruby class, message] for an error on an open socket. */
+export function socketError(e) {
+  const code = errnoOf(e);
+  return code ? [`Errno::${code}`, ''] : ['IOError', e && e.message ? e.message : String(e)];
+}
+
+// OpenSSL's wording for what Node reports while verifying a certificate.
+const VERIFY_TEXT = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed certificate',
+  SELF_SIGNED_CERT_IN_CHAIN: 'self-signed certificate in certificate chain',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'unable to verify the first certificate',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'unable to get local issuer certificate',
+  UNABLE_TO_GET_ISSUER_CERT: 'unable to get issuer certificate',
+  CERT_HAS_EXPIRED: 'certificate has expired',
+  CERT_NOT_YET_VALID: 'certificate is not yet valid',
+  CERT_REVOKED: 'certificate revoked',
+  CERT_UNTRUSTED: 'certificate not trusted',
+  CERT_REJECTED: 'certificate rejected',
+};
+
+function sslMessage(e, host, port) {
+  const code = e && e.code;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${host}" does not match the server certificate`;
+  const peer = `peeraddr=${host}:${port}`;
+  if (code && VERIFY_TEXT[code]) {
+    return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
+  }
+  const reason = (e && e.reason) || (e && e.message) || String(e);
+  return `SSL_connect returned=1 errno=0 ${peer} state=error: ${reason}`;
+}
+
+function tlsOptions(base, settings, connectHost, isIp) {
+  const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
+  if (!isIp) o.servername = connectHost;
+  const ca = [];
+  if (settings.ca) ca.push(...settings.ca);
+  for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
+  if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
+  if (settings.cert) o.cert = settings.cert;
+  if (settings.key) o.key = settings.key;
+  if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
+  if (settings.minVersion) o.minVersion = settings.minVersion;
+  if (settings.maxVersion) o.maxVersion = settings.maxVersion;
+  if (settings.ciphers) o.ciphers = settings.ciphers;
+  return o;
+}
+
+/**
+ * Connects to host:port (TLS when `settings` is given: the JSON of
+ * NetHttpWasm.tls_params). `done(socket, info)` on success, with info
+ * "family\naddress\nport"; `done(null, "kind\ndetail")` on failure, kind
+ * one of timeout, ssltimeout, errno, resolve, ssl or a Ruby class name (see
+ * NetHttpWasm::Socket.open). MRI times the TCP connect and the TLS handshake
+ * separately; the handshake's timeout is a bare Net::OpenTimeout.
+ */
+export function connect({ host, port, tls: settings, timeoutMs }, done) {
+  let finished = false;
+  let socket = null;
+  let timer = null;
+  const finish = (s, info) => {
+    if (finished) return;
+    finished = true;
+    if (timer) clearTimeout(timer);
+    done(s, info);
+  };
+  const fail = (text) => {
+    if (socket) socket.destroy();
+    finish(null, text);
+  };
+  const isIp = IPV4.test(host) || host.includes(':');
+  const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const base = { host: connectHost, port, noDelay: true };
+  let event = 'connect';
+  try {
+    if (settings) {
+      event = 'secureConnect';
+      let o;
+      try {
+        o = tlsOptions(base, settings, connectHost, isIp);
+      } catch (e) {
+        if (e && e.code === 'ENOENT') return finish(null, `Errno::ENOENT\n${e.path}`);
+        throw e;
+      }
+      socket = tls.connect(o);
+    } else {
+      socket = net.connect(base);
+    }
+  } catch (e) {
+    return fail(`IOError\n${e && e.message}`);
+  }
+  let tcpUp = false;
+  socket.once('connect', () => {
+    tcpUp = true;
+  });
+  if (timeoutMs != null && timeoutMs >= 0) timer = setTimeout(() => fail(settings && tcpUp ? 'ssltimeout\n' : 'timeout\n'), timeoutMs);
+  const onError = (e) => {
+    const code = errnoOf(e);
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
+      fail(`resolve\n${code}`);
+    } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
+      fail(`ssl\n${sslMessage(e, host, port)}`);
+    } else if (code) {
+      fail(`errno\n${code}`);
+    } else if (settings) {
+      fail(`ssl\n${sslMessage(e, host, port)}`);
+    } else {
+      fail(`IOError\n${e && e.message}`);
+    }
+  };
+  socket.once('error', onError);
+  socket.once(event, () => {
+    if (finished) {
+      socket.destroy();
+      return;
+    }
+    socket.removeListener('error', onError);
+    const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
+    finish(socket, `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`);
+  });
+}

@@ -1,0 +1,42 @@
+// A transport over connections the caller makes: installNetHttp(vm,
+// { transport: ({ host, port, tls, timeoutMs }) => Promise<stream> }) where a
+// stream is { write(u8), close(), and onData / onEnd / onError set by us }.
+import { Conn } from './conn.mjs';
+import { errnoOf } from './errno.mjs';
+
+// A connection over a user-supplied duplex: { write(u8), close(), onData, onEnd, onError }.
+class StreamConn extends Conn {
+  constructor(bridge, stream) {
+    super(bridge);
+    this.stream = stream;
+    stream.onData = (c) => this.onData(c);
+    stream.onEnd = () => this.onEnd();
+    stream.onError = (e) => {
+      const code = errnoOf(e);
+      this.onError(code ? `Errno::${code}` : 'IOError', code ? '' : String(e && e.message));
+    };
+  }
+  write(bytes) {
+    this.stream.write(bytes);
+    return true;
+  }
+  destroy() {
+    if (this.stream.close) this.stream.close();
+  }
+}
+
+export function streamTransport(makeStream) {
+  return {
+    blocking: false,
+    open(bridge, spec) {
+      return Promise.resolve(makeStream(spec)).then(
+        (stream) => ({ conn: new StreamConn(bridge, stream), info: 'AF_INET\n0.0.0.0\n0' }),
+        (e) => {
+          const code = errnoOf(e);
+          return code ? `errno\n${code}` : `IOError\n${e && e.message}`;
+        },
+      );
+    },
+    close() {},
+  };
+}

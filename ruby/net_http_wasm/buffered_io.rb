@@ -1,0 +1,161 @@
+# frozen_string_literal: true
+
+module NetHttpWasm
+  # Net::BufferedIO over a NetHttpWasm::Socket, plus the codec's message I/O.
+  class BufferedIO < Net::BufferedIO
+    def initialize(io, **kw)
+      super
+      @bridge = NetHttpWasm.bridge
+      @id = io.id
+      @buf = "\0".b * BUF_MIN
+      @buf_addr = NetHttpWasm.addr(@buf)
+      @grow = false
+      @rec_pos = 0
+      @rec_end = 0
+      @codec_msg = false
+    end
+
+    # Whether this request can go through the codec.
+    def codec_ready?
+      NetHttpWasm.codec? && @debug_output.nil? && @rbuf_offset == @rbuf.bytesize && !@io.closed?
+    end
+
+    # The message being read came from the codec.
+    def codec_msg?
+      @codec_msg
+    end
+
+    # net/http's own code writes (and so reads) this message.
+    def raw_msg!
+      @codec_msg = false
+    end
+
+    # Writes a request serialized by the codec (hdr: see Bridge#send, js/ruby/bridge.mjs).
+    def codec_send(hdr, body)
+      @rec_pos = @rec_end = 0
+      rc = if body
+        @bridge.call(:send, @id, NetHttpWasm.addr(hdr), hdr.bytesize, NetHttpWasm.addr(body), body.bytesize)
+      else
+        @bridge.call(:send, @id, NetHttpWasm.addr(hdr), hdr.bytesize, 0, 0)
+      end
+      rc = rc.to_i
+      NetHttpWasm.raise_last_error if rc < 0
+      @codec_msg = true
+      @fresh = rc == 0 # nothing can have arrived yet: the first read waits
+      nil
+    end
+
+    # Net::HTTPResponse.read_new, from the codec's records.
+    def codec_read_head
+      while true
+        type, payload = next_record
+        case type
+        when R_HEAD
+          # (a message without a body ends with its head: its end record
+          # stays queued and is dropped by the next codec_send)
+          return build_response(payload)
+        when R_ERROR
+          @codec_msg = false
+          NetHttpWasm.raise_payload(payload)
+        end
+      end
+    end
+
+    # Net::HTTPResponse#read_body_0, from the codec's records.
+    def codec_read_body(dest, res)
+      while true
+        type, payload = next_record
+        case type
+        when R_BODY
+          dest << payload
+        when R_END
+          @codec_msg = false
+          res.instance_variable_set(:@header, fields(payload.split("\n", -1), 0)) unless payload.empty?
+          return
+        when R_ERROR
+          @codec_msg = false
+          NetHttpWasm.raise_payload(payload)
+        end
+      end
+    end
+
+    private
+
+    def next_record
+      fill_records if @rec_pos >= @rec_end
+      type, len = @buf.unpack('CV', offset: @rec_pos)
+      # a copy: a byteslice would share the buffer that JS writes into
+      payload = @buf.unpack1("a#{len}", offset: @rec_pos + 5)
+      @rec_pos += 5 + len
+      [type, payload]
+    end
+
+    def fill_records
+      if @grow
+        @grow = false
+        @buf = "\0".b * (@buf.bytesize * 2)
+        @buf_addr = NetHttpWasm.addr(@buf)
+      end
+      while true
+        n = if @fresh
+          RC_WOULD_BLOCK # nothing can have arrived yet: wait
+        else
+          @bridge.call(:recvNow, @id, @buf_addr, @buf.bytesize).to_i
+        end
+        @fresh = false
+        if n == RC_WOULD_BLOCK
+          n = NetHttpWasm.wait(@bridge.call(:recv, @id, @buf_addr, @buf.bytesize, NetHttpWasm.ms(@read_timeout))).to_i
+        end
+        if n > 0
+          @rec_pos = 0
+          @rec_end = n
+          @grow = true if n > @buf.bytesize - 4096 && @buf.bytesize < BUF_MAX
+          return
+        end
+        if n <= -NEED_BASE
+          @buf = "\0".b * [-n - NEED_BASE, @buf.bytesize * 2].max
+          @buf_addr = NetHttpWasm.addr(@buf)
+          next
+        end
+        @codec_msg = false
+        raise Net::ReadTimeout.new(@io) if n == RC_TIMEOUT
+        NetHttpWasm.raise_last_error
+      end
+    end
+
+    def build_response(payload)
+      a = payload.split("\n", -1)
+      flags = a[3].to_i
+      code = a[2]
+      klass = Net::HTTPResponse.__send__(:response_class, code)
+      res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[4])
+      res.instance_variable_set(:@header, fields(a, 5))
+      inflate = flags & (H_INFLATE | H_DROP_ENCODING)
+      res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
+      res
+    end
+
+    # count \n extras \n names... \n first values... \n (index \n value)...
+    # from a[i] on (see writeBlockFields in js/ruby/head.mjs) → the @header hash
+    def fields(a, i)
+      n = a[i].to_i
+      x = a[i + 1].to_i
+      h = {}
+      k = i + 2
+      e = k + n
+      while k < e
+        h[a[k]] = [a[k + n]]
+        k += 1
+      end
+      if x > 0
+        j = i + 2 + 2 * n
+        e = j + 2 * x
+        while j < e
+          h[a[i + 2 + a[j].to_i]] << a[j + 1]
+          j += 2
+        end
+      end
+      h
+    end
+  end
+end

@@ -1,0 +1,65 @@
+# frozen_string_literal: true
+#
+# The errors the bridge reports ("Class\nmessage") raised as MRI raises them.
+
+module NetHttpWasm
+  # Raised where the codec's limits (header bytes, fields, body) are passed.
+  class LimitError < StandardError; end
+
+  # Raised when fetch() fails (browsers): a network error or a response the
+  # page may not read (CORS). MRI would raise at connect; this comes at read.
+  class FetchError < SocketError; end
+
+  class << self
+    # Raises the error the bridge reported ("Class\nmessage").
+    def raise_last_error
+      raise_payload(@bridge.call(:error).to_s.b)
+    end
+
+    def raise_payload(payload)
+      name, message = payload.split("\n", 2)
+      message ||= ''
+      utf8 = message.dup.force_encoding(Encoding::UTF_8)
+      message = utf8 if utf8.valid_encoding?
+      klass = error_class(name)
+      raise errno(klass, message.empty? ? nil : message) if klass <= SystemCallError
+      raise klass, message
+    end
+
+    # strerror(3) as glibc words it (what MRI on Linux says); wasi-libc,
+    # which the VM's own Errno messages come from, words some differently.
+    STRERROR = {
+      'ECONNREFUSED' => 'Connection refused',
+      'ECONNRESET' => 'Connection reset by peer',
+      'ECONNABORTED' => 'Software caused connection abort',
+      'ETIMEDOUT' => 'Connection timed out',
+      'EHOSTUNREACH' => 'No route to host',
+      'ENETUNREACH' => 'Network is unreachable',
+      'ENETDOWN' => 'Network is down',
+      'EPIPE' => 'Broken pipe',
+      'EADDRNOTAVAIL' => 'Cannot assign requested address',
+      'EADDRINUSE' => 'Address already in use',
+      'EACCES' => 'Permission denied',
+      'EPERM' => 'Operation not permitted',
+      'ENOENT' => 'No such file or directory',
+    }.freeze
+
+    # An Errno exception with MRI-on-Linux's message ("text - detail").
+    def errno(klass, detail = nil)
+      name = klass.name.to_s.delete_prefix('Errno::')
+      text = STRERROR[name]
+      e = klass.new
+      return e unless text
+      e.exception(detail ? "#{text} - #{detail}" : text)
+    end
+
+    def error_class(name)
+      @errors[name] ||= begin
+        k = Object.const_get(name)
+        k.is_a?(Class) && k <= Exception ? k : RuntimeError
+      rescue NameError
+        RuntimeError
+      end
+    end
+  end
+end

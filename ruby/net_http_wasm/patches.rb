@@ -1,0 +1,173 @@
+# frozen_string_literal: true
+#
+# Net/http's own code, patched at exactly three seams (and Net::HTTP#connect).
+
+module NetHttpWasm
+  # Net::HTTP#connect: the host opens the connection.
+  module HTTPConnect
+    private
+
+    def connect
+      if use_ssl?
+        @ssl_context = OpenSSL::SSL::SSLContext.new if defined?(OpenSSL::SSL::SSLContext)
+      end
+      if proxy?
+        conn_addr = proxy_address
+        conn_port = proxy_port
+        if use_ssl?
+          raise NotImplementedError, 'net-http-wasm: HTTPS through a proxy (CONNECT) is not supported'
+        end
+      else
+        conn_addr = conn_address
+        conn_port = port
+      end
+
+      __nhw_debug "opening connection to #{conn_addr}:#{conn_port}..."
+      tls = use_ssl? ? NetHttpWasm.tls_params(self) : nil
+      if SOCKET_OPEN_TIMEOUT
+        begin
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls)
+        rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
+          raise
+        rescue => e
+          if (defined?(IO::TimeoutError) && e.is_a?(IO::TimeoutError)) || e.is_a?(Errno::ETIMEDOUT)
+            e = Net::OpenTimeout.new(e)
+          end
+          raise e, "Failed to open TCP connection to " +
+            "#{conn_addr}:#{conn_port} (#{e.message})"
+        end
+      else
+        begin
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls)
+        rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
+          raise
+        rescue => e
+          raise e, "Failed to open TCP connection to " +
+            "#{conn_addr}:#{conn_port} (#{e.message})"
+        end
+      end
+      __nhw_debug "opened"
+      @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,
+                                            write_timeout: @write_timeout,
+                                            continue_timeout: @continue_timeout,
+                                            debug_output: @debug_output)
+      @last_communicated = nil
+      on_connect
+    rescue => exception
+      if s
+        __nhw_debug "Conn close because of connect error #{exception}"
+        s.close
+      end
+      raise
+    end
+
+    def __nhw_debug(msg)
+      return unless @debug_output
+      @debug_output << msg
+      @debug_output << "\n"
+    end
+  end
+  Net::HTTP.prepend(HTTPConnect)
+
+  # Net::HTTPGenericRequest#exec: the codec writes the request.
+  module RequestExec
+    def exec(sock, ver, path)
+      if NetHttpWasm::BufferedIO === sock && sock.codec_ready? && (hdr = __nhw_serialize(sock, ver, path))
+        sock.codec_send(hdr, @body)
+      else
+        sock.raw_msg! if NetHttpWasm::BufferedIO === sock
+        super
+      end
+    end
+
+    private
+
+    # "METHOD\npath\nversion\nflags\n" + "name\ncount\nvalue\n..." per field,
+    # or nil where net/http's own code must write the request (a body stream
+    # or multipart body data, Expect: 100-continue, or what the line framing
+    # or the codec's UTF-8 text cannot carry exactly).
+    def __nhw_serialize(sock, ver, path)
+      return nil if @body_stream || @body_data
+      body = @body
+      if body
+        return nil unless String === body
+        return nil if sock.continue_timeout && @header['expect']
+      end
+      m = @method
+      return nil if m.include?("\n") || path.include?("\n") || m.match?(/[a-z]/)
+      if body
+        # what send_request_with_body does to the request before writing it
+        self.content_length = body.bytesize
+        delete 'Transfer-Encoding'
+        supply_default_content_type if DEFAULT_CONTENT_TYPE
+      end
+      flags = (body ? SEND_BODY : 0) | (response_body_permitted? ? SEND_RESPONSE_BODY : 0) | (@decode_content ? SEND_DECODE : 0)
+      flat = @header.flatten(2)
+      if flat.size == @header.size * 2
+        # one value per field (the usual case): name, value pairs, joined in C
+        flat.unshift(m, path, ver, (flags | SEND_FLAT).to_s)
+        hdr = flat.join("\n")
+        lines = flat.size - 1
+      else
+        hdr = String.new(capacity: 512)
+        hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
+        lines = 4
+        @header.each do |k, vs|
+          hdr << k << "\n" << vs.size.to_s << "\n"
+          vs.each { |v| hdr << v << "\n" }
+          lines += 2 + vs.size
+        end
+      end
+      # a "\n" inside a value (set behind net/http's checks) breaks the framing
+      return nil unless hdr.count("\n") == lines
+      unless hdr.ascii_only?
+        # the codec reads UTF-8 text; header names from Ruby must be ASCII
+        # (String#capitalize depends on their encoding)
+        return nil unless @header.each_key.all?(&:ascii_only?)
+        return nil unless hdr.force_encoding(Encoding::UTF_8).valid_encoding?
+      end
+      hdr
+    rescue Encoding::CompatibilityError
+      nil
+    end
+  end
+  Net::HTTPGenericRequest.prepend(RequestExec)
+
+  # Net::HTTPResponse.read_new: the codec's parser read the head.
+  module ResponseReadNew
+    def read_new(sock)
+      if NetHttpWasm::BufferedIO === sock && sock.codec_msg?
+        sock.codec_read_head
+      else
+        super
+      end
+    end
+  end
+  Net::HTTPResponse.singleton_class.prepend(ResponseReadNew)
+
+  # Net::HTTPResponse#read_body_0: the codec's parser reads the body.
+  module ResponseReadBody
+    private
+
+    def read_body_0(dest)
+      sock = @socket
+      return super unless NetHttpWasm::BufferedIO === sock && sock.codec_msg?
+      # as Net::HTTPResponse#inflater before the body is read (the codec
+      # told what it does: @__nhw_inflate, from the head's fields)
+      case @__nhw_inflate
+      when H_INFLATE
+        delete 'content-encoding'
+        # Inflater#inflate_adapter makes the destination binary
+        if dest.respond_to?(:set_encoding)
+          dest.set_encoding(Encoding::ASCII_8BIT)
+        elsif dest.respond_to?(:force_encoding)
+          dest.force_encoding(Encoding::ASCII_8BIT)
+        end
+      when H_DROP_ENCODING
+        delete 'content-encoding'
+      end
+      sock.codec_read_body(dest, self)
+    end
+  end
+  Net::HTTPResponse.prepend(ResponseReadBody)
+end

@@ -1,0 +1,125 @@
+# frozen_string_literal: true
+
+module NetHttpWasm
+  # The IO under Net::BufferedIO: a host connection.
+  class Socket
+    attr_reader :id
+
+    # Opens a connection; raises what MRI's Net::HTTP#connect raises.
+    def self.open(host, port, open_timeout, tls)
+      bridge = NetHttpWasm.bridge
+      r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout))).to_s
+      unless r.start_with?('!')
+        id, family, laddr, lport = r.split("\n")
+        return new(bridge, id.to_i, family, laddr, lport.to_i)
+      end
+      kind, detail = r[1..].split("\n", 2)
+      case kind
+      when 'timeout'
+        raise NetHttpWasm.errno(Errno::ETIMEDOUT, 'user specified timeout') if SOCKET_OPEN_TIMEOUT
+        raise Net::OpenTimeout, 'execution expired'
+      when 'ssltimeout'
+        raise Net::OpenTimeout
+      when 'errno'
+        klass = Errno.const_defined?(detail) ? Errno.const_get(detail) : SystemCallError
+        raise NetHttpWasm.errno(klass, %(connect(2) for #{host.to_s.dump} port #{port}))
+      when 'resolve'
+        text = detail == 'EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
+        klass = defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError
+        raise klass, "getaddrinfo(3): #{text}"
+      when 'ssl'
+        raise OpenSSL::SSL::SSLError, detail
+      else
+        NetHttpWasm.raise_payload("#{kind}\n#{detail}")
+      end
+    end
+
+    def initialize(bridge, id, family, laddr, lport)
+      @bridge = bridge
+      @id = id
+      @family = family
+      @laddr = laddr
+      @lport = lport
+      @closed = false
+      @rbuf = "\0".b * Net::BufferedIO::BUFSIZE
+      @rbuf_addr = NetHttpWasm.addr(@rbuf)
+    end
+
+    def inspect
+      return '#<TCPSocket:(closed)>' if @closed
+      "#<TCPSocket:fd #{@id + 4}, #{@family}, #{@laddr}, #{@lport}>"
+    end
+
+    def to_io
+      self
+    end
+
+    def closed?
+      @closed
+    end
+
+    def close
+      return nil if @closed
+      @closed = true
+      @bridge.call(:close, @id)
+      nil
+    end
+
+    def setsockopt(*)
+      0
+    end
+
+    def read_nonblock(maxlen, buf = nil, exception: true)
+      raise IOError, 'closed stream' if @closed
+      n = @bridge.call(:readNow, @id, @rbuf_addr, maxlen < @rbuf.bytesize ? maxlen : @rbuf.bytesize).to_i
+      if n >= 0
+        s = @rbuf.unpack1(UNPACK[n] ||= "a#{n}") # a copy (see #next_record)
+        return buf ? buf.replace(s) : s
+      end
+      case n
+      when RC_WOULD_BLOCK
+        raise IO::EAGAINWaitReadable, 'Resource temporarily unavailable - read would block' if exception
+        :wait_readable
+      when RC_EOF
+        raise EOFError, 'end of file reached' if exception
+        nil
+      else
+        NetHttpWasm.raise_last_error
+      end
+    end
+
+    def write_nonblock(str, exception: true)
+      raise IOError, 'closed stream' if @closed
+      str = str.to_s
+      n = @bridge.call(:write, @id, NetHttpWasm.addr(str), str.bytesize).to_i
+      NetHttpWasm.raise_last_error if n < 0
+      n
+    end
+
+    def write(*strs)
+      strs.sum { |s| write_nonblock(s) }
+    end
+
+    # 1: data waiting, 2: end of stream (or error), 0: nothing yet.
+    def state
+      @closed ? 2 : @bridge.call(:state, @id).to_i
+    end
+
+    def wait_readable(timeout = nil)
+      raise IOError, 'closed stream' if @closed
+      return (state != 0 ? self : nil) if timeout && timeout <= 0
+      NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
+    end
+
+    def wait_writable(_timeout = nil)
+      self
+    end
+
+    def eof?
+      raise IOError, 'closed stream' if @closed
+      s = state
+      s = state if s == 0 && wait_readable
+      s == 2
+    end
+  end
+end

@@ -1,0 +1,109 @@
+# frozen_string_literal: true
+#
+# Stand-ins for what ruby.wasm lacks and net/http needs by name: the socket
+# and io/wait extensions (marked loaded, so that `require 'net/http'`
+# works; TCPSocket itself cannot be used) and OpenSSL::SSL (ruby.wasm's
+# openssl has X509, PKey, Digest... but no SSL: the host does TLS).
+
+unless defined?(::TCPSocket)
+  class SocketError < StandardError; end unless defined?(::SocketError)
+
+  class BasicSocket < IO
+    def initialize(*)
+      raise NotImplementedError, 'net-http-wasm: there are no sockets in ruby.wasm; use Net::HTTP'
+    end
+  end
+
+  class IPSocket < BasicSocket; end
+
+  class TCPSocket < IPSocket
+    # net-http 0.9.1 reads this signature when it loads.
+    def initialize(host, port, local_host = nil, local_port = nil, open_timeout: nil)
+      raise NotImplementedError, 'net-http-wasm: there are no sockets in ruby.wasm; use Net::HTTP'
+    end
+
+    def self.open(*args, **kw)
+      new(*args, **kw)
+    end
+  end
+
+  class TCPServer < TCPSocket; end
+  class UDPSocket < IPSocket; end
+
+  class Socket < BasicSocket
+    AF_INET = 2
+    AF_INET6 = 10
+    AF_UNSPEC = 0
+    SOCK_STREAM = 1
+    SOCK_DGRAM = 2
+    IPPROTO_TCP = 6
+    IPPROTO_UDP = 17
+    SOL_SOCKET = 1
+    TCP_NODELAY = 1
+
+    # Ruby >= 3.3 raises this (a SocketError) when a name does not resolve.
+    class ResolutionError < SocketError
+      attr_reader :error_code
+    end
+
+    def self.tcp(host, port, local_host = nil, local_port = nil, connect_timeout: nil, resolv_timeout: nil, open_timeout: nil)
+      raise NotImplementedError, 'net-http-wasm: there are no sockets in ruby.wasm; use Net::HTTP'
+    end
+
+    def self.gethostname
+      'localhost'
+    end
+  end
+
+  # `require 'socket'` and `require 'io/wait'` now find these as loaded.
+  stdlib = $LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || $LOAD_PATH.last || '/'
+  $LOADED_FEATURES << File.join(stdlib, 'socket.rb') << File.join(stdlib, 'io/wait.rb')
+end
+
+require 'net/http'
+
+
+# ruby.wasm's openssl is built without sockets: it has X509, PKey, Digest...
+# but no OpenSSL::SSL. The host does TLS; these are the names Net::HTTP users
+# and net/http itself refer to.
+begin
+  require 'openssl'
+rescue LoadError
+  module OpenSSL
+    class OpenSSLError < StandardError; end
+  end
+end
+unless defined?(OpenSSL::SSL)
+  module OpenSSL
+    module SSL
+      VERIFY_NONE = 0
+      VERIFY_PEER = 1
+      VERIFY_FAIL_IF_NO_PEER_CERT = 2
+      VERIFY_CLIENT_ONCE = 4
+      TLS1_VERSION = 0x0301
+      TLS1_1_VERSION = 0x0302
+      TLS1_2_VERSION = 0x0303
+      TLS1_3_VERSION = 0x0304
+
+      class SSLError < OpenSSLError; end
+
+      # Holds settings only: Net::HTTP#connect creates one, as MRI's does.
+      class SSLContext
+        DEFAULT_PARAMS = { verify_mode: VERIFY_PEER, verify_hostname: true }.freeze
+        attr_accessor :verify_mode, :verify_hostname, :ca_file, :ca_path, :cert_store, :cert, :key,
+                      :ciphers, :min_version, :max_version, :ssl_version, :timeout, :verify_depth,
+                      :verify_callback, :extra_chain_cert, :session_cache_mode
+
+        def initialize(*)
+          @verify_mode = VERIFY_NONE
+          @verify_hostname = false
+        end
+
+        def set_params(params = {})
+          DEFAULT_PARAMS.merge(params).each { |k, v| public_send("#{k}=", v) if respond_to?("#{k}=") }
+          params
+        end
+      end
+    end
+  end
+end

@@ -1,0 +1,47 @@
+// The byte formats shared by the ruby.wasm bridge's JS side (js/ruby/) and
+// its Ruby side (ruby/net_http_wasm/). This is their one definition:
+// tools/gen-bridge.mjs writes js/ruby/constants.mjs and
+// ruby/net_http_wasm/constants.rb from it (run by build.sh; CI checks the
+// generated files are current).
+
+/** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
+export const records = {
+  R_HEAD: [1, 'a response head: "\\n"-separated text (js/ruby/head.mjs)'],
+  R_BODY: [2, 'body bytes'],
+  R_END: [3, 'the message ended; the payload is empty, or the fields after decoding'],
+  R_ERROR: [4, 'an error: "Class\\nmessage"'],
+};
+
+/** Return codes of the bridge's reads and writes (negative; a read returns a byte count otherwise). */
+export const returnCodes = {
+  RC_ERROR: [-1, 'an error; the bridge\'s error() says "Class\\nmessage"'],
+  RC_TIMEOUT: [-2, 'the read timeout passed with no data arriving'],
+  RC_WOULD_BLOCK: [-4, 'nothing to read yet'],
+  RC_EOF: [-5, 'the stream ended'],
+};
+
+/** A read that cannot place the next head record returns -(NEED_BASE + the record's size). */
+export const NEED_BASE = 16;
+
+/** Connection states answered by state(). */
+export const states = {
+  S_EMPTY: [0, 'nothing to read yet'],
+  S_DATA: [1, 'data to read'],
+  S_END: [2, 'the stream ended, or failed'],
+};
+
+/** Flags of the request record Ruby hands to send(). */
+export const sendFlags = {
+  SEND_BODY: [1, 'a body follows'],
+  SEND_RESPONSE_BODY: [2, 'the response may have a body (response_body_permitted?)'],
+  SEND_DECODE: [4, 'decode_content'],
+  SEND_FLAT: [8, 'every field has one value: "name\\nvalue" pairs'],
+};
+
+/** Flags of the head record: what Net::HTTPResponse#inflater will do. */
+export const headFlags = {
+  H_VERSION: [1, 'http_version is set'],
+  H_MESSAGE: [2, 'message is set'],
+  H_INFLATE: [4, 'inflate: content-encoding deleted, the body destination made binary'],
+  H_DROP_ENCODING: [8, 'only delete content-encoding (none, identity)'],
+};
