@@ -2,6 +2,8 @@
 // operation; inputs are written as UTF-8 records straight into wasm memory,
 // results are read as views over it and copied out once.
 
+import { headerReaders, headerWriters } from './header-helpers.mjs';
+
 /** Ruby exception class names by nh_error_class (src/nethttp.h). */
 export const CLASS_NAMES = [
   null,
@@ -134,7 +136,7 @@ function strictCheck(what, value, re) {
 const CRLF = /[\r\n]/;
 
 const OP_END = 0, OP_SET = 1, OP_ADD = 2, OP_DELETE = 3, OP_FORM = 4, OP_BODY = 5,
-  OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8;
+  OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8, OP_QUERY = 9, OP_SET_RAW = 10;
 
 /** One instance of the WebAssembly module and its call context. */
 export class Codec {
@@ -281,6 +283,25 @@ export class Codec {
       off += len;
     }
     return out;
+  }
+
+  /** A header query's result (src/header_fields.c): { tag, parts }. */
+  outQuery() {
+    const u8 = this.u8;
+    let p = this.outPtr();
+    const rd = () => {
+      const v = (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
+      p += 4;
+      return v;
+    };
+    const tag = u8[p++];
+    const parts = new Array(rd());
+    for (let i = 0; i < parts.length; i++) {
+      const n = rd();
+      parts[i] = decodeUtf8(u8, p, p + n);
+      p += n;
+    }
+    return { tag, parts };
   }
 
   /** The wasm memory's size in bytes. */
@@ -501,6 +522,10 @@ export class Request {
             c.strw(op[2]);
           }
           break;
+        case OP_SET_RAW:
+          c.strw(op[1]);
+          c.strw(op[2]);
+          break;
         case OP_BODY:
           if (op[1] === null) c.u8w(0);
           else {
@@ -513,6 +538,10 @@ export class Request {
     }
     c.u8w(final);
     if (final === OP_EXEC || final === OP_GET) c.strw(arg);
+    else if (final === OP_QUERY) {
+      c.u8w(arg[0]);
+      c.strw(arg[1]);
+    }
   }
 
   _run(final, arg) {
@@ -529,6 +558,21 @@ export class Request {
   _strictField(name, values) {
     strictCheck('header name', name, TOKEN);
     for (const v of values) strictCheck('header value', v, FIELD_VALUE);
+  }
+
+  // The header helpers' seams (js/header-helpers.mjs).
+  _query(kind, arg = '') {
+    this._run(OP_QUERY, [kind, arg]);
+    return this._codec.outQuery();
+  }
+
+  _setRaw(lkey, value) {
+    if (this._strict) this._strictField(lkey, [value]);
+    this._ops.push([OP_SET_RAW, lkey, value]);
+  }
+
+  _deleteRaw(lkey) {
+    this._ops.push([OP_DELETE, lkey, false]);
   }
 
   /** `req[name] = value`; null deletes the field. */
@@ -641,6 +685,8 @@ export class Request {
     return this._codec.outBytes();
   }
 }
+
+Object.assign(Request.prototype, headerReaders({ NetHttpError }), headerWriters({ NetHttpError, rubyNumberToString }));
 
 /** `URI.encode_www_form_component(str)` */
 export function encodeWwwFormComponent(str, options) {

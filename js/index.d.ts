@@ -45,7 +45,50 @@ export interface RequestOptions extends ProfileOptions {
   strict?: boolean;
 }
 
+/** An Integer: a number, or a BigInt beyond Number.MAX_SAFE_INTEGER. */
+export type RubyInteger = number | bigint;
+
+/** Net::HTTPHeader's readers, on Request and Response (computed as MRI does, errors included). */
+export interface HeaderReaders {
+  /** `range`: [[begin, end], ...]; end -1 is "to the last byte", a negative begin a suffix. */
+  range(): Array<[RubyInteger, RubyInteger]> | null;
+  /** `content_range`: [first, last], or null (also for a unit other than bytes). */
+  contentRange(): [RubyInteger, RubyInteger] | null;
+  /** `range_length` */
+  rangeLength(): RubyInteger | null;
+  /** `content_length` */
+  contentLength(): RubyInteger | null;
+  /** `chunked?` */
+  isChunked(): boolean;
+  /** `content_type`: "main/sub" */
+  contentType(): string | null;
+  /** `main_type` */
+  mainType(): string | null;
+  /** `sub_type` */
+  subType(): string | null;
+  /** `type_params` (a null-prototype object in MRI's order) */
+  typeParams(): Record<string, string>;
+  /** `connection_close?` */
+  isConnectionClose(): boolean;
+  /** `connection_keep_alive?` */
+  isConnectionKeepAlive(): boolean;
+  /** `get_fields(name)`: a fresh array, or null. */
+  getFields(name: string): string[] | null;
+  /** `fetch(name)` (KeyError when absent), `fetch(name, default)`, `fetch(name) { |key| }` (a function: the block). */
+  fetch(name: string): string;
+  fetch<T>(name: string, block: (downcasedName: string) => T): string | T;
+  fetch<T>(name: string, defaultValue: T): string | T;
+}
+
+/** A Ruby Range for setRange: (begin..end) or, with excludeEnd, (begin...end); null for a beginless or endless one. */
+export interface RubyRange {
+  begin: RubyInteger | null;
+  end: RubyInteger | null;
+  excludeEnd?: boolean;
+}
+
 /** Net::HTTPGenericRequest: `new Request('POST', URI('http://h/p'), { 'X-A': '1' })`. */
+export interface Request extends HeaderReaders {}
 export class Request {
   /**
    * @param uriOrPath a path; `URI(str)` or a `URL` for a URI; a string starting with
@@ -71,6 +114,16 @@ export class Request {
   toHash(): Record<string, string[]>;
   /** The bytes Net::HTTPGenericRequest#exec writes. */
   toBytes(httpVersion?: string): Uint8Array;
+  /** `basic_auth(account, password)` */
+  basicAuth(account: RubyScalar | null, password: RubyScalar | null): this;
+  /** `proxy_basic_auth(account, password)` */
+  proxyBasicAuth(account: RubyScalar | null, password: RubyScalar | null): this;
+  /** `set_range(n)`, `set_range(start, length)`, `set_range(range)`; null or false deletes. */
+  setRange(r: RubyInteger | RubyRange | null | false, length?: RubyInteger | null): this;
+  /** `set_content_type(type, params)` */
+  setContentType(type: string, params?: Readonly<Record<string, RubyScalar | null>> | ReadonlyMap<string, RubyScalar | null> | ReadonlyArray<readonly [string, RubyScalar | null]>): this;
+  /** `content_length = len` (a string is read as String#to_i); null or false deletes. */
+  setContentLength(len: RubyInteger | string | null | false): this;
 }
 
 export function encodeWwwFormComponent(str: RubyScalar, options?: ProfileOptions): string;
@@ -114,6 +167,7 @@ export interface ResponseOptions extends ProfileOptions {
 }
 
 /** A response as Net::HTTPResponse holds it; strings are decoded on first use. */
+export interface Response extends HeaderReaders {}
 export class Response {
   /** "1.1", or null where MRI's http_version is nil. */
   readonly httpVersion: string | null;

@@ -17,6 +17,7 @@
 // Only named imports, and no top-level name that js/core.mjs also declares:
 // tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
 import { NetHttpError, CLASS_NAMES, getDefaultCodec, decodeUtf8 } from './core.mjs';
+import { headerReaders } from './header-helpers.mjs';
 
 
 const RS_ERROR = -2;
@@ -360,6 +361,27 @@ export class Response {
     return i < 0 ? null : this._values(i);
   }
 
+  // The header helpers' seam (js/header-helpers.mjs): a typed reader run
+  // by the codec over this response's fields, as binary strings.
+  _query(kind, arg = '') {
+    const c = this._codec || getDefaultCodec();
+    const t = this._table();
+    const v = this._vals;
+    const h = this._head;
+    c.begin(h.length + 64);
+    c.u8w(this._profile || 0);
+    c.u8w(kind);
+    c.strw(arg);
+    c.u32w(t.length >> 2);
+    for (let i = 0; i < t.length; i += 4) {
+      c.bytesw(h.subarray(t[i], t[i + 1]));
+      c.u32w(t[i + 3]);
+      for (let k = 0, j = t[i + 2]; k < t[i + 3]; k++, j += 2) c.bytesw(h.subarray(v[j], v[j + 1]));
+    }
+    c.call('nh_wasm_header_query');
+    return c.outQuery();
+  }
+
   /** `res.key?(name)` */
   has(name) {
     return this._find(name) >= 0;
@@ -386,6 +408,9 @@ export class Response {
     };
   }
 }
+
+for (const [name, fn] of Object.entries(headerReaders({ NetHttpError })))
+  if (!(name in Response.prototype)) Response.prototype[name] = fn;
 
 // ---- events ----
 
@@ -523,6 +548,8 @@ export function parseResponse(bytes, options) {
   const body = hasBody ? (pieces.length > bodyFrom ? rsGather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0)) : null;
   const restStart = end - c.inPtr - RS_CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : RS_EMPTY);
+  res._codec = c;
+  res._profile = cfg.profile;
   if (interim) res.interim = interim;
   if (data.length > 1 << 24) rsCall(c, 'nh_wasm_resp_trim');
   return res;
