@@ -3,6 +3,7 @@
 // results are read as views over it and copied out once.
 
 import { headerReaders, headerWriters } from './header-helpers.mjs';
+import { multipartBody, randomBoundary, isBlob } from './multipart.mjs';
 
 /** Ruby exception class names by nh_error_class (src/nethttp.h). */
 export const CLASS_NAMES = [
@@ -443,6 +444,7 @@ export class Request {
     }
     this._ops = [];
     this._body = null;
+    this._form = null;
     if (this._strict) {
       strictCheck('method', this.method, TOKEN);
       if (this._init) for (const [k, v] of this._init) this._strictField(k, v === null ? [] : [v]);
@@ -632,7 +634,80 @@ export class Request {
       throw e;
     }
     this._body = null;
+    this._form = null;
     return this;
+  }
+
+  /**
+   * `req.set_form(params, enctype, { boundary, charset })`: params are
+   * [key, value] or [key, value, { filename, contentType }] (or an object);
+   * a value is a string, a Uint8Array or a Blob/File (read by toBytesAsync).
+   * The body is made when the request is written, as MRI does.
+   */
+  setForm(params, enctype = 'application/x-www-form-urlencoded', formOptions = {}) {
+    if (typeof enctype !== 'string') throw new TypeError('enctype must be a string');
+    const list = pairsOf(params, 'params').map((p) => {
+      if (!Array.isArray(p)) throw new TypeError('each form entry must be [key, value, options?]');
+      return p.slice();
+    });
+    if (!/^application\/x-www-form-urlencoded$/i.test(enctype) && !/^multipart\/form-data$/i.test(enctype))
+      throw new NetHttpError('ArgumentError', `invalid enctype: ${enctype}`);
+    this._setRaw('content-type', enctype);
+    this._ops.push([OP_BODY, null]);
+    this._body = null;
+    this._form = { list, opts: Object.assign({}, formOptions) };
+    return this;
+  }
+
+  // Net::HTTPGenericRequest#send_request_with_body_data: the head with the
+  // ops in `extra` applied for this write only, then the body.
+  _formBytes(httpVersion) {
+    const { list, opts } = this._form;
+    const ct = this.contentType();
+    let extra;
+    let body = null;
+    if (!/^multipart\/form-data$/i.test(ct === null ? '' : ct)) {
+      const pairs = list.map((p) => [p[0], p[1]]);
+      for (const [, v] of pairs) if (v instanceof Uint8Array || isBlob(v)) throw new TypeError('a urlencoded form takes no Uint8Array or Blob values');
+      extra = [[OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded'], [OP_BODY, encodeWwwForm(pairs, '&', { codec: this._codec })]];
+    } else {
+      const boundary = opts.boundary != null ? String(opts.boundary) : randomBoundary();
+      extra = [[OP_SET_RAW, 'content-type', `${ct}; boundary=${boundary}`]];
+      const chunked = this.isChunked();
+      for (const p of list) if (isBlob(p[1])) throw new TypeError('a Blob value must be read first: use await req.toBytesAsync()');
+      try {
+        body = multipartBody(list, { boundary, charset: opts.charset, chunked });
+      } catch (e) {
+        throw e && e.rubyClass ? new NetHttpError(e.rubyClass, e.message) : e;
+      }
+      if (!chunked) extra.push([OP_SET_RAW, 'content-length', String(body.length)]);
+    }
+    const n = this._ops.length;
+    this._ops.push(...extra);
+    try {
+      this._run(OP_EXEC, httpVersion);
+    } finally {
+      this._ops.length = n;
+    }
+    const head = this._codec.outBytes();
+    if (body === null) return head;
+    const out = new Uint8Array(head.length + body.length);
+    out.set(head);
+    out.set(body, head.length);
+    return out;
+  }
+
+  /** toBytes() after reading the Blob/File values of a form (setForm). */
+  async toBytesAsync(httpVersion = '1.1') {
+    if (this._form) {
+      for (const p of this._form.list) {
+        if (isBlob(p[1])) {
+          const bytes = new Uint8Array(await p[1].arrayBuffer());
+          p[1] = typeof p[1].name === 'string' ? { bytes, name: p[1].name } : bytes;
+        }
+      }
+    }
+    return this.toBytes(httpVersion);
   }
 
   /** `req.body = value` (a string, a Uint8Array or null). */
@@ -640,6 +715,7 @@ export class Request {
     if (value != null && typeof value !== 'string' && !(value instanceof Uint8Array))
       throw new TypeError('body must be a string, a Uint8Array or null');
     this._body = value == null ? null : value;
+    this._form = null;
     this._ops.push([OP_BODY, this._body]);
   }
 
@@ -681,6 +757,7 @@ export class Request {
       strictCheck('request target', this.path, TARGET);
       strictCheck('HTTP version', httpVersion, /^[0-9]\.[0-9]$/);
     }
+    if (this._form) return this._formBytes(httpVersion);
     this._run(OP_EXEC, httpVersion);
     return this._codec.outBytes();
   }

@@ -80,6 +80,12 @@ export interface HeaderReaders {
   fetch<T>(name: string, defaultValue: T): string | T;
 }
 
+/** A form part's value: a string, bytes (an IO) or a Blob/File. */
+export type FormPartValue = string | Uint8Array | Blob;
+export type FormEntries =
+  | ReadonlyArray<readonly [string, FormPartValue] | readonly [string, FormPartValue, { filename?: string | null; contentType?: string }]>
+  | Readonly<Record<string, FormPartValue>>;
+
 /** A Ruby Range for setRange: (begin..end) or, with excludeEnd, (begin...end); null for a beginless or endless one. */
 export interface RubyRange {
   begin: RubyInteger | null;
@@ -114,6 +120,14 @@ export class Request {
   toHash(): Record<string, string[]>;
   /** The bytes Net::HTTPGenericRequest#exec writes. */
   toBytes(httpVersion?: string): Uint8Array;
+  /**
+   * `set_form(params, enctype, { boundary, charset })`: entries [key, value] or
+   * [key, value, { filename, contentType }]; a Uint8Array is an IO, a Blob/File
+   * is read by toBytesAsync() (a File's name is the default filename).
+   */
+  setForm(params: FormEntries, enctype?: string, options?: { boundary?: string; charset?: string }): this;
+  /** toBytes() after reading the Blob/File values given to setForm. */
+  toBytesAsync(httpVersion?: string): Promise<Uint8Array>;
   /** `basic_auth(account, password)` */
   basicAuth(account: RubyScalar | null, password: RubyScalar | null): this;
   /** `proxy_basic_auth(account, password)` */

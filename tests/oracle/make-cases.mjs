@@ -571,6 +571,58 @@ const ALLQ = [['range'], ['content_range'], ['range_length'], ['content_length']
   for (const h of heads) RH(h);
 }
 
+// ---------------------------------------------------------------- set_form
+{
+  const F = 'set_form';
+  const IO = (bytes) => ({ io: Buffer.from(bytes).toString('base64') });
+  const FILE = (name, bytes) => ({ file: { name, base64: Buffer.from(bytes).toString('base64') } });
+  const MP = 'multipart/form-data';
+  const SF = (params, enctype = MP, opts = { boundary: 'XyZzy' }, pre = [], method = 'POST') =>
+    R(F, method, U('http://example.com/upload'), null, [...pre, ['set_form', params, enctype, opts]]);
+  SF([['a', '1'], ['b', '2']]);
+  SF([['a', '1'], ['b', '2']], null, null);
+  SF([['a', '1'], ['b', null], ['c', ['x', 'y']]], 'application/x-www-form-urlencoded', {});
+  SF([['q', 'a b&c']], 'Application/X-WWW-Form-Urlencoded', {});
+  SF([['a', '1']], 'MULTIPART/FORM-DATA');
+  SF([['a', '1']], 'text/plain');
+  SF([['a', '1']], 'multipart/form-data; x=1');
+  SF([['a', '1']], ' multipart/form-data');
+  SF([]);
+  SF([['name', 'Zoë'], ['emoji', '😀']]);
+  SF([['we"ird\\key', 'v'], ['k', 'line1\r\nline2']]);
+  SF([['file', IO([1, 2, 255]), { filename: 'a.bin' }]]);
+  SF([['file', IO([1, 2, 255]), { filename: 'a"b\\c.bin', content_type: 'image/png' }]]);
+  SF([['file', IO([104, 105])]]);
+  SF([['file', IO([200])]]);
+  SF([['ü', 'x'], ['file', IO([200])]]);
+  SF([['file', IO([200])], ['ü', 'x']]);
+  SF([['ü', 'x'], ['file', IO([200]), { filename: 'f' }], ['é', IO([201])]]);
+  SF([['file', FILE('/tmp/dir/report.pdf', [37, 80, 68, 70])]]);
+  SF([['file', FILE('report.pdf', [1]), { filename: 'other.pdf' }]]);
+  SF([['file', FILE('report.pdf', [1]), { filename: null }]]);
+  SF([['file', FILE('dir/', [1])]]);
+  SF([['file', FILE('', [1])]]);
+  SF([['file', 'text content', { filename: 'notes.txt', content_type: 'text/plain' }]]);
+  SF([['file', 'text', { filename: '' }]]);
+  SF([['k', 'v']], MP, { boundary: '' });
+  SF([['k', 'v']], MP, { boundary: 'a b"c' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'UTF-8' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'ISO-8859-1' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'US-ASCII' });
+  SF([['k"ü', 'ü'], ['f', IO([200]), { filename: 'ü' }]], MP, { boundary: 'B', charset: 'ISO-8859-1' });
+  SF([['a', '1'], ['file', IO([1, 2, 3]), { filename: 'x' }], ['b', '2']], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'chunked']]);
+  SF([['a', '1'], ['b', '2']], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'gzip, chunked']]);
+  SF([['a', '1'], ['file', IO([]), { filename: 'f.bin' }]], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'chunked']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [['set', 'Content-Length', '999'], ['body', 'old']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [['set_content_type', 'text/html']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['body', 'replaced']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['form', [['x', 'y']], null]]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['set', 'Content-Type', 'text/plain']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['set', 'Content-Type', ' Multipart/Form-Data ; x=y']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [], 'PUT');
+  SF([['a', 'x'.repeat(5000)], ['f', IO(new Array(5000).fill(65)), { filename: 'big' }]], MP, { boundary: 'B' });
+}
+
 mkdirSync(casesDir, { recursive: true });
 let total = 0;
 for (const [name, { cases: list }] of Object.entries(files)) {

@@ -73,6 +73,22 @@ function request(api, c) {
         }
         case 'set_content_type': req.setContentType(jsValue(op[1]), op.length > 2 ? pairs(op[2]) : undefined); break;
         case 'content_length=': req.setContentLength(jsValue(op[1])); break;
+        case 'set_form': {
+          const list = op[1].map(([k, v, h]) => {
+            let jv;
+            if (v && typeof v === 'object' && 'io' in v) jv = new Uint8Array(Buffer.from(v.io, 'base64'));
+            else if (v && typeof v === 'object' && 'file' in v) jv = { bytes: new Uint8Array(Buffer.from(v.file.base64, 'base64')), name: v.file.name };
+            else jv = jsValue(v);
+            if (h == null) return [k, jv];
+            const o = {};
+            if ('filename' in h) o.filename = h.filename;
+            if ('content_type' in h) o.contentType = h.content_type;
+            return [k, jv, o];
+          });
+          const opts = op[3] || {};
+          req.setForm(list, op[2] ?? undefined, opts);
+          break;
+        }
         default: throw new Error(`unknown op ${op[0]}`);
       }
     }

@@ -158,6 +158,12 @@ module NetHttpOracle
         when 'set_content_type'
           op.length > 2 ? req.set_content_type(value(op[1]), init_hash(op[2])) : req.set_content_type(value(op[1]))
         when 'content_length=' then req.content_length = value(op[1])
+        when 'set_form'
+          # encode_multipart_form_data writes to a Tempfile: the batch folder
+          ENV['TMPDIR'] = '/io' unless ENV['TMPDIR']
+          params = op[1].map { |k, v, h| form_entry(k, v, h) }
+          opts = (op[3] || {}).to_h { |k, v| [k.to_sym, v] }
+          req.set_form(params, *[op[2] || 'application/x-www-form-urlencoded', opts])
         else raise VMBroken, "oracle: unknown op #{op[0].inspect}"
         end
       end
@@ -179,6 +185,28 @@ module NetHttpOracle
     rescue Exception => e # rubocop:disable Lint/RescueException
       error(e, step)
     end
+  end
+
+  # An IO with a path, as a File is for encode_multipart_form_data.
+  class NamedIO < StringIO
+    def initialize(bytes, path)
+      super(bytes)
+      @path = path
+    end
+
+    def to_path
+      @path
+    end
+  end
+
+  # set_form entries: {"io": base64} is a StringIO, {"file": {"name", "base64"}}
+  # an IO with to_path; the options hash gets symbol keys.
+  def form_entry(k, v, h)
+    v = if v.is_a?(Hash) && v.key?('io') then StringIO.new(v['io'].unpack1('m0'))
+        elsif v.is_a?(Hash) && v.key?('file') then NamedIO.new(v['file']['base64'].unpack1('m0'), v['file']['name'])
+        else value(v)
+        end
+    h.nil? ? [k, v] : [k, v, h.to_h { |hk, hv| [hk.to_sym, hv] }]
   end
 
   # {"range": [begin, end, exclude_end]} is a Range; anything else a value.

@@ -37,3 +37,5 @@ const fv: string | number = hr.fetch('x', 1);
 const fb: string = hr.fetch('x', (k) => k);
 const ka: boolean = res.isConnectionKeepAlive() || res.isChunked();
 console.log(rg, ctype, fv, fb, ka, res.contentLength(), res.typeParams());
+hr.setForm([['a', 'b'], ['f', new Uint8Array(1), { filename: 'f.bin', contentType: 'image/png' }]], 'multipart/form-data', { boundary: 'x' });
+hr.toBytesAsync().then((b: Uint8Array) => console.log(b.length));
