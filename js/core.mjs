@@ -4,6 +4,7 @@
 
 import { headerReaders, headerWriters } from './header-helpers.mjs';
 import { multipartBody, randomBoundary, isBlob } from './multipart.mjs';
+import { requestToFetch } from './fetch.mjs';
 
 /** Ruby exception class names by nh_error_class (src/nethttp.h). */
 export const CLASS_NAMES = [
@@ -695,6 +696,19 @@ export class Request {
     out.set(head);
     out.set(body, head.length);
     return out;
+  }
+
+  /**
+   * What fetch() takes: `const { url, init, dropped } = req.toFetch(url?)`,
+   * then `fetch(url, init)`; `dropped` lists the fields fetch() sets itself.
+   */
+  toFetch(url) {
+    return requestToFetch(this, url, this.toBytes());
+  }
+
+  /** toFetch() after reading the Blob/File values of a form (setForm). */
+  async toFetchAsync(url) {
+    return requestToFetch(this, url, await this.toBytesAsync());
   }
 
   /** toBytes() after reading the Blob/File values of a form (setForm). */

@@ -86,6 +86,16 @@ export type FormEntries =
   | ReadonlyArray<readonly [string, FormPartValue] | readonly [string, FormPartValue, { filename?: string | null; contentType?: string }]>
   | Readonly<Record<string, FormPartValue>>;
 
+/** req.toFetch(): the arguments of fetch(). */
+export interface FetchRequest {
+  url: string;
+  init: { method: string; headers: Array<[string, string]>; body?: Uint8Array };
+  dropped: string[];
+}
+
+/** Reads a fetch() Response as Net::HTTP reads a response (fetch() already decoded the body). */
+export function responseFromFetch(res: globalThis.Response, options?: ResponseOptions): Promise<Response>;
+
 /** A Ruby Range for setRange: (begin..end) or, with excludeEnd, (begin...end); null for a beginless or endless one. */
 export interface RubyRange {
   begin: RubyInteger | null;
@@ -126,6 +136,10 @@ export class Request {
    * is read by toBytesAsync() (a File's name is the default filename).
    */
   setForm(params: FormEntries, enctype?: string, options?: { boundary?: string; charset?: string }): this;
+  /** What fetch() takes: fetch(url, init); `dropped` names the fields fetch() sets itself. */
+  toFetch(url?: string | URL): FetchRequest;
+  /** toFetch() after reading Blob/File form values. */
+  toFetchAsync(url?: string | URL): Promise<FetchRequest>;
   /** toBytes() after reading the Blob/File values given to setForm. */
   toBytesAsync(httpVersion?: string): Promise<Uint8Array>;
   /** `basic_auth(account, password)` */
