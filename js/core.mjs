@@ -289,26 +289,42 @@ export class Codec {
 
   /** A header query's result (src/header_fields.c): { tag, parts }. */
   outQuery() {
-    const u8 = this.u8;
-    let p = this.outPtr();
-    const rd = () => {
-      const v = (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
-      p += 4;
-      return v;
-    };
-    const tag = u8[p++];
-    const parts = new Array(rd());
-    for (let i = 0; i < parts.length; i++) {
-      const n = rd();
-      parts[i] = decodeUtf8(u8, p, p + n);
-      p += n;
-    }
+    const r = new OutReader(this.u8, this.outPtr());
+    const tag = r.u8();
+    const parts = new Array(r.u32());
+    for (let i = 0; i < parts.length; i++) parts[i] = r.str();
     return { tag, parts };
   }
 
   /** The wasm memory's size in bytes. */
   memorySize() {
     return this.memory.buffer.byteLength;
+  }
+}
+
+// Reads a result record: u8, little-endian u32, u32-length-prefixed UTF-8.
+class OutReader {
+  constructor(u8, p) {
+    this.b = u8;
+    this.p = p;
+  }
+
+  u8() {
+    return this.b[this.p++];
+  }
+
+  u32() {
+    const b = this.b;
+    const p = this.p;
+    this.p += 4;
+    return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+  }
+
+  str() {
+    const n = this.u32();
+    const s = decodeUtf8(this.b, this.p, this.p + n);
+    this.p += n;
+    return s;
   }
 }
 
@@ -740,25 +756,12 @@ export class Request {
   /** Field names (downcased) and their values, as `to_hash`. */
   toHash() {
     this._run(OP_DUMP);
-    const c = this._codec;
-    const u8 = c.u8;
-    let p = c.outPtr();
-    const rd = () => {
-      const v = (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
-      p += 4;
-      return v;
-    };
-    const rs = () => {
-      const n = rd();
-      const s = decodeUtf8(u8, p, p + n);
-      p += n;
-      return s;
-    };
+    const r = new OutReader(this._codec.u8, this._codec.outPtr());
     const out = {};
-    for (let n = rd(); n > 0; n--) {
-      const name = rs();
+    for (let n = r.u32(); n > 0; n--) {
+      const name = r.str();
       const vals = [];
-      for (let m = rd(); m > 0; m--) vals.push(rs());
+      for (let m = r.u32(); m > 0; m--) vals.push(r.str());
       out[name] = vals;
     }
     return out;

@@ -122,22 +122,10 @@ static const uint8_t *match_word(const hq *q, const uint8_t *s, const uint8_t *e
     return s;
 }
 
-/* def range
- *   value = self['Range']
- *   unless /\Abytes=((?:,[ \t]*)*(?:\d+-\d*|-\d+)(?:[ \t]*,(?:[ \t]*\d+-\d*|-\d+)?)*)\z/ =~ value */
-static int range_syntax(const uint8_t *s, size_t n, size_t *set_at)
+/* A byte-range-spec of range()'s pattern at s[i]: \d+-\d* or -\d+.
+ * Returns where it ends, or 0 when there is none. */
+static size_t range_spec_end(const uint8_t *s, size_t n, size_t i)
 {
-    size_t i = 0;
-    if (n < 6 || memcmp(s, "bytes=", 6) != 0)
-        return 0;
-    i = 6;
-    *set_at = i;
-    while (i < n && s[i] == ',') {
-        i++;
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
-    }
-    /* \d+-\d* | -\d+ */
     if (i < n && is_digit(s[i])) {
         while (i < n && is_digit(s[i]))
             i++;
@@ -146,41 +134,49 @@ static int range_syntax(const uint8_t *s, size_t n, size_t *set_at)
         i++;
         while (i < n && is_digit(s[i]))
             i++;
-    } else if (i < n && s[i] == '-') {
+        return i;
+    }
+    if (i + 1 < n && s[i] == '-' && is_digit(s[i + 1])) {
         i++;
-        if (i >= n || !is_digit(s[i]))
-            return 0;
         while (i < n && is_digit(s[i]))
             i++;
-    } else {
-        return 0;
+        return i;
     }
-    /* ([ \t]*,([ \t]*\d+-\d*|-\d+)?)* */
+    return 0;
+}
+
+static size_t skip_blank(const uint8_t *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    return i;
+}
+
+/* def range
+ *   value = self['Range']
+ *   unless /\Abytes=((?:,[ \t]*)*(?:\d+-\d*|-\d+)(?:[ \t]*,(?:[ \t]*\d+-\d*|-\d+)?)*)\z/ =~ value
+ * (read left to right: no choice there needs to be undone) */
+static int range_syntax(const uint8_t *s, size_t n, size_t *set_at)
+{
+    if (n < 6 || memcmp(s, "bytes=", 6) != 0)
+        return 0;
+    size_t i = *set_at = 6;
+    while (i < n && s[i] == ',')
+        i = skip_blank(s, n, i + 1);
+    if (!(i = range_spec_end(s, n, i)))
+        return 0;
     while (i < n) {
-        while (i < n && (s[i] == ' ' || s[i] == '\t'))
-            i++;
+        i = skip_blank(s, n, i);
         if (i >= n || s[i] != ',')
             return 0;
         i++;
-        size_t j = i;
-        while (j < n && (s[j] == ' ' || s[j] == '\t'))
-            j++;
+        size_t j = skip_blank(s, n, i);
         if (j < n && is_digit(s[j])) {
-            while (j < n && is_digit(s[j]))
-                j++;
-            if (j >= n || s[j] != '-')
+            if (!(i = range_spec_end(s, n, j)))
                 return 0;
-            j++;
-            while (j < n && is_digit(s[j]))
-                j++;
-            i = j;
         } else if (j == i && i < n && s[i] == '-') {
-            j = i + 1;
-            if (j >= n || !is_digit(s[j]))
+            if (!(i = range_spec_end(s, n, i)))
                 return 0;
-            while (j < n && is_digit(s[j]))
-                j++;
-            i = j;
         }
     }
     return 1;
