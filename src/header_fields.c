@@ -91,6 +91,17 @@ static long joined(hq *q, const char *lkey)
     return fi;
 }
 
+/* self[key] into q->val when the field is there (1); else 0, with *rc
+ * NH_NOMEM or nil written as the result. */
+static int present(hq *q, const char *lkey, int *rc)
+{
+    long fi = joined(q, lkey);
+    if (fi >= 0)
+        return 1;
+    *rc = fi == -2 ? NH_NOMEM : begin(q, 0);
+    return 0;
+}
+
 static const uint8_t *val(hq *q) { return q->val.data ? q->val.data : (const uint8_t *)""; }
 
 /* The length of a character at s that /i matches with the ASCII letter c
@@ -207,11 +218,9 @@ static int all_zero(const uint8_t *s, size_t n)
  *   m = /(\d+)?\s*-\s*(\d+)?/i.match(spec) or raise ... */
 static int range(hq *q)
 {
-    long fi = joined(q, "range");
-    if (fi == -2)
-        return NH_NOMEM;
-    if (fi < 0)
-        return begin(q, 0);
+    int rc;
+    if (!present(q, "range", &rc))
+        return rc;
     const uint8_t *s = val(q);
     size_t n = q->val.len, at;
     if (!range_syntax(s, n, &at))
@@ -241,7 +250,6 @@ static int range(hq *q)
             b++;
         const uint8_t *d1 = spec + a, *d2 = spec + dash + 1;
         size_t l1 = dash - a, l2 = b - dash - 1;
-        int rc;
         if (l1 && l2) {
             if (cmp_digits(d1, l1, d2, l2) > 0)
                 return hq_raise(q, NH_E_HEADER_SYNTAX,
@@ -275,11 +283,9 @@ static int range(hq *q)
  * len.to_i */
 static int content_length(hq *q)
 {
-    long fi = joined(q, "content-length");
-    if (fi == -2)
-        return NH_NOMEM;
-    if (fi < 0)
-        return begin(q, 0);
+    int rc;
+    if (!present(q, "content-length", &rc))
+        return rc;
     const uint8_t *s = val(q);
     size_t n = q->val.len, i = 0;
     while (i < n && !is_digit(s[i]))
@@ -316,11 +322,9 @@ static int chunked(hq *q)
  * m[2].to_i .. m[3].to_i */
 static int content_range(hq *q)
 {
-    long fi = joined(q, "content-range");
-    if (fi == -2)
-        return NH_NOMEM;
-    if (fi < 0)
-        return begin(q, 0);
+    int rc;
+    if (!present(q, "content-range", &rc))
+        return rc;
     const uint8_t *s = val(q);
     size_t n = q->val.len, i = 0;
     while (i < n && is_space(s[i]))
@@ -372,11 +376,9 @@ static int put_stripped(hq *q, const uint8_t *s, size_t n)
  * content_type: sub ? "#{main}/#{sub}" : main */
 static int content_type(hq *q, int which)
 {
-    long fi = joined(q, "content-type");
-    if (fi == -2)
-        return NH_NOMEM;
-    if (fi < 0)
-        return begin(q, 0);
+    int rc;
+    if (!present(q, "content-type", &rc))
+        return rc;
     const uint8_t *s = val(q);
     size_t n = first_piece(s, q->val.len, ';');
     size_t m = first_piece(s, n, '/');
