@@ -5,6 +5,7 @@
 import { headerReaders, headerWriters } from './header-helpers.mjs';
 import { multipartBody, randomBoundary, isBlob } from './multipart.mjs';
 import { requestToFetch } from './fetch.mjs';
+import { checkSource, isSyncSource, sourcePieces, sourcePiecesSync, framedReads, streamEnd } from './body-stream.mjs';
 
 /** Ruby exception class names by nh_error_class (src/nethttp.h). */
 export const CLASS_NAMES = [
@@ -462,6 +463,7 @@ export class Request {
     this._ops = [];
     this._body = null;
     this._form = null;
+    this._bodyStream = null;
     if (this._strict) {
       strictCheck('method', this.method, TOKEN);
       if (this._init) for (const [k, v] of this._init) this._strictField(k, v === null ? [] : [v]);
@@ -652,6 +654,7 @@ export class Request {
     }
     this._body = null;
     this._form = null;
+    this._bodyStream = null;
     return this;
   }
 
@@ -672,6 +675,7 @@ export class Request {
     this._setRaw('content-type', enctype);
     this._ops.push([OP_BODY, null]);
     this._body = null;
+    this._bodyStream = null;
     this._form = { list, opts: Object.assign({}, formOptions) };
     return this;
   }
@@ -729,6 +733,11 @@ export class Request {
 
   /** toBytes() after reading the Blob/File values of a form (setForm). */
   async toBytesAsync(httpVersion = '1.1') {
+    if (this._bodyStream && !isSyncSource(this._bodyStream)) {
+      const parts = [];
+      for await (const bytes of this.stream(httpVersion)) parts.push(bytes);
+      return concatBytes(parts);
+    }
     if (this._form) {
       for (const p of this._form.list) {
         if (isBlob(p[1])) {
@@ -746,11 +755,78 @@ export class Request {
       throw new TypeError('body must be a string, a Uint8Array or null');
     this._body = value == null ? null : value;
     this._form = null;
+    this._bodyStream = null;
     this._ops.push([OP_BODY, this._body]);
   }
 
   get body() {
     return this._body;
+  }
+
+  /**
+   * `req.body_stream = source`: a ReadableStream, an async iterable or an
+   * iterable of Uint8Arrays (or strings, written as UTF-8), read when the
+   * request is written (once: a stream cannot be read twice). The request
+   * needs Content-Length or Transfer-Encoding: chunked, as in MRI.
+   */
+  set bodyStream(source) {
+    if (source != null) checkSource(source);
+    this._bodyStream = source == null ? null : source;
+    this._body = null;
+    this._form = null;
+    this._ops.push([OP_BODY, null]);
+  }
+
+  get bodyStream() {
+    return this._bodyStream;
+  }
+
+  // send_request_with_body_stream up to write_header: the head, and whether
+  // the body is chunked.
+  _streamHead(httpVersion) {
+    const chunked = this.isChunked();
+    if (!chunked && this.contentLength() === null)
+      throw new NetHttpError('ArgumentError', "Content-Length not given and Transfer-Encoding is not `chunked'");
+    // supply_default_content_type: net-http 0.6.0 (3.4) has it, 0.9.1 (4.0) not
+    const n = this._ops.length;
+    if (this._profile === PROFILES['3.4'] && this.contentType() === null) this._ops.push([OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded']);
+    try {
+      this._run(OP_EXEC, httpVersion);
+    } finally {
+      this._ops.length = n;
+    }
+    return { head: this._codec.outBytes(), chunked };
+  }
+
+  /**
+   * What Net::HTTPGenericRequest#exec writes, piece by piece: the head, then
+   * the body. With a bodyStream, one piece per read of at most 16 KiB
+   * (IO.copy_stream's), framed as MRI's Chunker frames it when the request
+   * is chunked, read from the source as the consumer asks for more: memory
+   * holds one piece at a time.
+   *   for await (const bytes of req.stream()) socket.write(bytes);
+   */
+  async *stream(httpVersion = '1.1') {
+    if (this._bodyStream === null) {
+      yield await this.toBytesAsync(httpVersion);
+      return;
+    }
+    const source = this._bodyStream;
+    const { head, chunked } = this._streamHead(httpVersion);
+    yield head;
+    for await (const piece of sourcePieces(source)) yield* framedReads(piece, chunked);
+    yield* streamEnd(chunked);
+  }
+
+  // toBytes with a bodyStream: a sync iterable is read at once.
+  _streamBytes(httpVersion) {
+    if (!isSyncSource(this._bodyStream))
+      throw new TypeError('the body stream is read asynchronously: use req.stream() or await req.toBytesAsync()');
+    const { head, chunked } = this._streamHead(httpVersion);
+    const parts = [head];
+    for (const piece of sourcePiecesSync(this._bodyStream)) parts.push(...framedReads(piece, chunked));
+    parts.push(...streamEnd(chunked));
+    return concatBytes(parts);
   }
 
   /** Field names (downcased) and their values, as `to_hash`. */
@@ -775,12 +851,23 @@ export class Request {
       strictCheck('HTTP version', httpVersion, /^[0-9]\.[0-9]$/);
     }
     if (this._form) return this._formBytes(httpVersion);
+    if (this._bodyStream) return this._streamBytes(httpVersion);
     this._run(OP_EXEC, httpVersion);
     return this._codec.outBytes();
   }
 }
 
 Object.assign(Request.prototype, headerReaders({ NetHttpError }), headerWriters({ NetHttpError, rubyNumberToString }));
+
+function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
 
 /** `URI.encode_www_form_component(str)` */
 export function encodeWwwFormComponent(str, options) {

@@ -430,6 +430,86 @@ function multipartBody(params, { boundary, charset, chunked }) {
   return body;
 }
 
+// Net::HTTPGenericRequest#send_request_with_body_stream: the body of a
+// request whose body_stream is set, copied as IO.copy_stream copies it
+// (reads of at most 16 KiB: readpartial returns at most what the source has
+// at hand, never an empty string), through Net::HTTPGenericRequest::Chunker
+// when the request is chunked:
+//
+//   def write(buf)  @sock.write("#{buf.bytesize.to_s(16)}\r\n", buf, "\r\n")
+//   def finish      @sock.write("0\r\n\r\n")
+
+/** IO.copy_stream's read size. */
+const COPY_STREAM_READ = 16384;
+
+const BS_ENCODER = new TextEncoder();
+const BS_CHUNK_END = BS_ENCODER.encode('0\r\n\r\n');
+
+function bsPiece(v) {
+  if (v instanceof Uint8Array) return v;
+  if (typeof v === 'string') return BS_ENCODER.encode(v);
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  throw new TypeError('body stream pieces must be Uint8Arrays, ArrayBuffers or strings');
+}
+
+/** Whether `source` can be read without waiting: an iterable that is not a stream. */
+function isSyncSource(source) {
+  return source != null && typeof source[Symbol.iterator] === 'function' && typeof source !== 'string' &&
+    !(source instanceof Uint8Array) && typeof source.getReader !== 'function';
+}
+
+/** Checks what `req.bodyStream = source` takes. */
+function checkSource(source) {
+  const ok = source != null && (typeof source.getReader === 'function' || typeof source[Symbol.asyncIterator] === 'function' || isSyncSource(source));
+  if (!ok) throw new TypeError('bodyStream must be a ReadableStream, an async iterable or an iterable of Uint8Arrays or strings');
+}
+
+/** The source's pieces as Uint8Arrays, waiting for each (ReadableStream, async or sync iterable). */
+export async function* sourcePieces(source) {
+  if (typeof source.getReader === 'function') {
+    const reader = source.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        yield bsPiece(value);
+      }
+    } finally {
+      reader.releaseLock();
+    }
+  }
+  for await (const v of source) yield bsPiece(v);
+}
+
+/** The source's pieces, for a sync iterable. */
+export function* sourcePiecesSync(source) {
+  for (const v of source) yield bsPiece(v);
+}
+
+/** What is written for one piece of the source: its 16 KiB reads, framed when chunked. */
+export function* framedReads(piece, chunked) {
+  for (let at = 0; at < piece.length; at += COPY_STREAM_READ) {
+    const read = piece.subarray(at, Math.min(at + COPY_STREAM_READ, piece.length));
+    if (!chunked) {
+      yield read;
+      continue;
+    }
+    const size = BS_ENCODER.encode(`${read.length.toString(16)}\r\n`);
+    const out = new Uint8Array(size.length + read.length + 2);
+    out.set(size);
+    out.set(read, size.length);
+    out[out.length - 2] = 13;
+    out[out.length - 1] = 10;
+    yield out;
+  }
+}
+
+/** Chunker#finish, when chunked. */
+export function* streamEnd(chunked) {
+  if (chunked) yield BS_CHUNK_END.slice();
+}
+
 // From a built Request to fetch(), and from a fetch() Response to ours.
 //
 // fetch() writes the request line, Host, Content-Length and the other
@@ -520,6 +600,7 @@ async function fetchResponseBytes(res, requestMethod) {
 // net-http-wasm: the JS side of the codec. One call into WebAssembly per
 // operation; inputs are written as UTF-8 records straight into wasm memory,
 // results are read as views over it and copied out once.
+
 
 
 
@@ -981,6 +1062,7 @@ class Request {
     this._ops = [];
     this._body = null;
     this._form = null;
+    this._bodyStream = null;
     if (this._strict) {
       strictCheck('method', this.method, TOKEN);
       if (this._init) for (const [k, v] of this._init) this._strictField(k, v === null ? [] : [v]);
@@ -1171,6 +1253,7 @@ class Request {
     }
     this._body = null;
     this._form = null;
+    this._bodyStream = null;
     return this;
   }
 
@@ -1191,6 +1274,7 @@ class Request {
     this._setRaw('content-type', enctype);
     this._ops.push([OP_BODY, null]);
     this._body = null;
+    this._bodyStream = null;
     this._form = { list, opts: Object.assign({}, formOptions) };
     return this;
   }
@@ -1248,6 +1332,11 @@ class Request {
 
   /** toBytes() after reading the Blob/File values of a form (setForm). */
   async toBytesAsync(httpVersion = '1.1') {
+    if (this._bodyStream && !isSyncSource(this._bodyStream)) {
+      const parts = [];
+      for await (const bytes of this.stream(httpVersion)) parts.push(bytes);
+      return concatBytes(parts);
+    }
     if (this._form) {
       for (const p of this._form.list) {
         if (isBlob(p[1])) {
@@ -1265,11 +1354,78 @@ class Request {
       throw new TypeError('body must be a string, a Uint8Array or null');
     this._body = value == null ? null : value;
     this._form = null;
+    this._bodyStream = null;
     this._ops.push([OP_BODY, this._body]);
   }
 
   get body() {
     return this._body;
+  }
+
+  /**
+   * `req.body_stream = source`: a ReadableStream, an async iterable or an
+   * iterable of Uint8Arrays (or strings, written as UTF-8), read when the
+   * request is written (once: a stream cannot be read twice). The request
+   * needs Content-Length or Transfer-Encoding: chunked, as in MRI.
+   */
+  set bodyStream(source) {
+    if (source != null) checkSource(source);
+    this._bodyStream = source == null ? null : source;
+    this._body = null;
+    this._form = null;
+    this._ops.push([OP_BODY, null]);
+  }
+
+  get bodyStream() {
+    return this._bodyStream;
+  }
+
+  // send_request_with_body_stream up to write_header: the head, and whether
+  // the body is chunked.
+  _streamHead(httpVersion) {
+    const chunked = this.isChunked();
+    if (!chunked && this.contentLength() === null)
+      throw new NetHttpError('ArgumentError', "Content-Length not given and Transfer-Encoding is not `chunked'");
+    // supply_default_content_type: net-http 0.6.0 (3.4) has it, 0.9.1 (4.0) not
+    const n = this._ops.length;
+    if (this._profile === PROFILES['3.4'] && this.contentType() === null) this._ops.push([OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded']);
+    try {
+      this._run(OP_EXEC, httpVersion);
+    } finally {
+      this._ops.length = n;
+    }
+    return { head: this._codec.outBytes(), chunked };
+  }
+
+  /**
+   * What Net::HTTPGenericRequest#exec writes, piece by piece: the head, then
+   * the body. With a bodyStream, one piece per read of at most 16 KiB
+   * (IO.copy_stream's), framed as MRI's Chunker frames it when the request
+   * is chunked, read from the source as the consumer asks for more: memory
+   * holds one piece at a time.
+   *   for await (const bytes of req.stream()) socket.write(bytes);
+   */
+  async *stream(httpVersion = '1.1') {
+    if (this._bodyStream === null) {
+      yield await this.toBytesAsync(httpVersion);
+      return;
+    }
+    const source = this._bodyStream;
+    const { head, chunked } = this._streamHead(httpVersion);
+    yield head;
+    for await (const piece of sourcePieces(source)) yield* framedReads(piece, chunked);
+    yield* streamEnd(chunked);
+  }
+
+  // toBytes with a bodyStream: a sync iterable is read at once.
+  _streamBytes(httpVersion) {
+    if (!isSyncSource(this._bodyStream))
+      throw new TypeError('the body stream is read asynchronously: use req.stream() or await req.toBytesAsync()');
+    const { head, chunked } = this._streamHead(httpVersion);
+    const parts = [head];
+    for (const piece of sourcePiecesSync(this._bodyStream)) parts.push(...framedReads(piece, chunked));
+    parts.push(...streamEnd(chunked));
+    return concatBytes(parts);
   }
 
   /** Field names (downcased) and their values, as `to_hash`. */
@@ -1294,12 +1450,23 @@ class Request {
       strictCheck('HTTP version', httpVersion, /^[0-9]\.[0-9]$/);
     }
     if (this._form) return this._formBytes(httpVersion);
+    if (this._bodyStream) return this._streamBytes(httpVersion);
     this._run(OP_EXEC, httpVersion);
     return this._codec.outBytes();
   }
 }
 
 Object.assign(Request.prototype, headerReaders({ NetHttpError }), headerWriters({ NetHttpError, rubyNumberToString }));
+
+function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
 
 /** `URI.encode_www_form_component(str)` */
 function encodeWwwFormComponent(str, options) {

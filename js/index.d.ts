@@ -86,6 +86,10 @@ export type FormEntries =
   | ReadonlyArray<readonly [string, FormPartValue] | readonly [string, FormPartValue, { filename?: string | null; contentType?: string }]>
   | Readonly<Record<string, FormPartValue>>;
 
+/** What req.bodyStream takes: pieces are bytes or strings (written as UTF-8). */
+export type BodyStreamPiece = Uint8Array | ArrayBuffer | ArrayBufferView | string;
+export type BodyStreamSource = ReadableStream<BodyStreamPiece> | AsyncIterable<BodyStreamPiece> | Iterable<BodyStreamPiece>;
+
 /** req.toFetch(): the arguments of fetch(). */
 export interface FetchRequest {
   url: string;
@@ -126,6 +130,14 @@ export class Request {
   delete(name: string): this;
   setFormData(params: FormParams, sep?: string): this;
   body: string | Uint8Array | null;
+  /**
+   * `body_stream = source`: read when the request is written, in reads of at
+   * most 16 KiB (chunk-framed as MRI's Chunker does when the request is
+   * chunked). Needs Content-Length or Transfer-Encoding: chunked.
+   */
+  bodyStream: BodyStreamSource | null;
+  /** The bytes exec writes, piece by piece: the head, then the body as the source gives it. */
+  stream(httpVersion?: string): AsyncGenerator<Uint8Array, void, undefined>;
   /** `to_hash`: downcased names → values, in Net::HTTP's order. */
   toHash(): Record<string, string[]>;
   /** The bytes Net::HTTPGenericRequest#exec writes. */

@@ -24,7 +24,7 @@ const toCjs = (src) =>
       return `${kind} ${name}`;
     });
 // Every ESM source in dependency order; index.mjs last.
-const sources = ['js/header-helpers.mjs', 'js/multipart.mjs', 'js/fetch.mjs', 'js/core.mjs', 'js/response.mjs', 'js/index.mjs'].filter((f) => existsSync(new URL(f, root)));
+const sources = ['js/header-helpers.mjs', 'js/multipart.mjs', 'js/body-stream.mjs', 'js/fetch.mjs', 'js/core.mjs', 'js/response.mjs', 'js/index.mjs'].filter((f) => existsSync(new URL(f, root)));
 const body = sources.map((f) => toCjs(readFileSync(new URL(f, root), 'utf8'))).join('\n');
 // module.exports: exactly the names index.mjs exports
 const esmNames = Object.keys(await import(new URL('js/index.mjs', root).href)).sort();

@@ -623,6 +623,49 @@ const ALLQ = [['range'], ['content_range'], ['range_length'], ['content_length']
   SF([['a', 'x'.repeat(5000)], ['f', IO(new Array(5000).fill(65)), { filename: 'big' }]], MP, { boundary: 'B' });
 }
 
+// ---------------------------------------------------------------- body_stream
+{
+  const F = 'body_stream';
+  const S = (pieces, pre = [], method = 'POST', init = null) =>
+    R(F, method, U('http://example.com/up'), init, [...pre, ['body_stream', { pieces }]]);
+  const TE = ['set', 'Transfer-Encoding', 'chunked'];
+  const CL = (n) => ['set', 'Content-Length', n];
+  const big = (n, c = 97) => B64(new Array(n).fill(c));
+  S(['hello'], [TE]);
+  S(['hello', ' ', 'world'], [TE]);
+  S(['a', '', 'b'], [TE]); // an empty piece is no read
+  S([], [TE]);
+  S([''], [TE]);
+  S([big(16384)], [TE]);
+  S([big(16385)], [TE]);
+  S([big(40000), 'tail', big(16383, 98)], [TE]);
+  S([B64([0, 13, 10, 255])], [TE]);
+  S(['Zoë ✓'], [TE]);
+  S(['hello'], [CL('5')]);
+  S(['hel', 'lo'], [CL(5)]);
+  S(['short'], [CL('99')]); // the length is not checked against the stream
+  S([big(40000)], [CL('40000')]);
+  S(['x'], [CL('0')]);
+  S(['hello']); // neither: ArgumentError
+  S(['hello'], [['set', 'Transfer-Encoding', 'gzip']]);
+  S(['hello'], [['set', 'Transfer-Encoding', 'gzip, chunked']], 'PUT');
+  S(['hello'], [CL('abc')]);
+  S(['hello'], [CL('5'), TE]);
+  S(['hello'], [TE, ['set', 'Content-Type', 'text/plain']]);
+  S(['hello'], [TE, ['body', 'replaced']]);
+  S(['hello'], [['body', 'first'], TE]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['body', 'b']]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['form', [['a', '1']], null]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['set_form', [['a', '1']], 'multipart/form-data', { boundary: 'B' }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['set_form', [['a', '1']], 'multipart/form-data', { boundary: 'B' }], ['body_stream', { pieces: ['s'] }]]);
+  S(['hello'], [TE], 'GET');
+  S(['hello'], [TE], 'BREW');
+  S(['hello'], [CL('5')], 'POST', [['Expect', '100-continue']]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { stringio: big(40000) }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [CL('3'), ['body_stream', { stringio: 'abc' }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { stringio: '' }]]);
+}
+
 mkdirSync(casesDir, { recursive: true });
 let total = 0;
 for (const [name, { cases: list }] of Object.entries(files)) {

@@ -73,6 +73,8 @@ function request(api, c) {
         }
         case 'set_content_type': req.setContentType(jsValue(op[1]), op.length > 2 ? pairs(op[2]) : undefined); break;
         case 'content_length=': req.setContentLength(jsValue(op[1])); break;
+        // an array is a body stream read at once: its pieces as a pipe gives them
+        case 'body_stream': req.bodyStream = 'pieces' in op[1] ? op[1].pieces.map(jsValue) : [jsValue(op[1].stringio)]; break;
         case 'set_form': {
           const list = op[1].map(([k, v, h]) => {
             let jv;

@@ -158,6 +158,7 @@ module NetHttpOracle
         when 'set_content_type'
           op.length > 2 ? req.set_content_type(value(op[1]), init_hash(op[2])) : req.set_content_type(value(op[1]))
         when 'content_length=' then req.content_length = value(op[1])
+        when 'body_stream' then req.body_stream = stream_value(op[1])
         when 'set_form'
           # encode_multipart_form_data writes to a Tempfile: the batch folder
           ENV['TMPDIR'] = '/io' unless ENV['TMPDIR']
@@ -185,6 +186,29 @@ module NetHttpOracle
     rescue Exception => e # rubocop:disable Lint/RescueException
       error(e, step)
     end
+  end
+
+  # A body_stream that hands its pieces out as a pipe does: readpartial
+  # (which IO.copy_stream prefers) returns at most the rest of the current
+  # piece, and never an empty string.
+  class PieceIO
+    def initialize(pieces)
+      @pieces = pieces.map(&:b).reject(&:empty?)
+    end
+
+    def readpartial(len, buf = nil)
+      raise EOFError, 'end of file reached' if @pieces.empty?
+      s = @pieces[0].byteslice(0, len)
+      rest = @pieces[0].byteslice(s.bytesize, @pieces[0].bytesize - s.bytesize)
+      rest.empty? ? @pieces.shift : @pieces[0] = rest
+      buf ? buf.replace(s) : s
+    end
+  end
+
+  # body_stream values: {"pieces": [v, ...]} is a PieceIO, {"stringio": v} a StringIO.
+  def stream_value(v)
+    return PieceIO.new(v['pieces'].map { |x| value(x) }) if v.key?('pieces')
+    StringIO.new(value(v['stringio']).b)
   end
 
   # An IO with a path, as a File is for encode_multipart_form_data.

@@ -39,3 +39,11 @@ const ka: boolean = res.isConnectionKeepAlive() || res.isChunked();
 console.log(rg, ctype, fv, fb, ka, res.contentLength(), res.typeParams());
 hr.setForm([['a', 'b'], ['f', new Uint8Array(1), { filename: 'f.bin', contentType: 'image/png' }]], 'multipart/form-data', { boundary: 'x' });
 hr.toBytesAsync().then((b: Uint8Array) => console.log(b.length));
+
+const up = new Request('PUT', URI('http://example.com/big'), { 'Transfer-Encoding': 'chunked' });
+up.bodyStream = [new Uint8Array(3), 'text'];
+up.bodyStream = new ReadableStream<Uint8Array>();
+async function send(w: (b: Uint8Array) => void) {
+  for await (const piece of up.stream()) w(piece);
+}
+console.log(send);
