@@ -466,7 +466,7 @@ function checkSource(source) {
 }
 
 /** The source's pieces as Uint8Arrays, waiting for each (ReadableStream, async or sync iterable). */
-export async function* sourcePieces(source) {
+async function* sourcePieces(source) {
   if (typeof source.getReader === 'function') {
     const reader = source.getReader();
     try {
@@ -483,12 +483,12 @@ export async function* sourcePieces(source) {
 }
 
 /** The source's pieces, for a sync iterable. */
-export function* sourcePiecesSync(source) {
+function* sourcePiecesSync(source) {
   for (const v of source) yield bsPiece(v);
 }
 
 /** What is written for one piece of the source: its 16 KiB reads, framed when chunked. */
-export function* framedReads(piece, chunked) {
+function* framedReads(piece, chunked) {
   for (let at = 0; at < piece.length; at += COPY_STREAM_READ) {
     const read = piece.subarray(at, Math.min(at + COPY_STREAM_READ, piece.length));
     if (!chunked) {
@@ -506,7 +506,7 @@ export function* framedReads(piece, chunked) {
 }
 
 /** Chunker#finish, when chunked. */
-export function* streamEnd(chunked) {
+function* streamEnd(chunked) {
   if (chunked) yield BS_CHUNK_END.slice();
 }
 

@@ -19,7 +19,7 @@ const toCjs = (src) =>
   src
     .replace(/^import\b[^;]*?from\s*['"][^'"]+['"];?/gm, '')
     .replace(/^export\s*\{[^}]*\}\s*(from\s*['"][^'"]+['"])?;?/gm, '')
-    .replace(/^export (class|function|const|let|async function) (\w+)/gm, (_, kind, name) => {
+    .replace(/^export (class|function\*?|const|let|async function\*?) (\w+)/gm, (_, kind, name) => {
       names.push(name);
       return `${kind} ${name}`;
     });
