@@ -1721,6 +1721,7 @@ function rsMakeConfig(o) {
     bodyAllowed,
     decode: !!o.decodeContent,
     skipInterim: !!o.skipInterim,
+    expectContinue: !!o.expectContinue,
     strict: !!o.strict,
     maxHeaderBytes: rsLimit(o, 'maxHeaderBytes'),
     maxHeaderFields: rsLimit(o, 'maxHeaderFields'),
@@ -1728,6 +1729,12 @@ function rsMakeConfig(o) {
     maxInflatedBytes: rsLimit(o, 'maxInflatedBytes'),
     streamOffset: o.streamOffset == null ? Infinity : rsOffset(o.streamOffset), // Infinity: 0 / keep
   };
+}
+
+// The configuration for a message's first response: with expectContinue,
+// read_new reads exactly one, so no 1xx is skipped.
+function rsFirstConfig(cfg) {
+  return cfg.expectContinue && cfg.skipInterim ? { ...cfg, skipInterim: false } : cfg;
 }
 
 let rsDefaultConfigBytes = null;
@@ -2168,6 +2175,10 @@ const rsRegistry =
  *   for (const ev of parser.feed(chunk)) ...   // then parser.finish() at EOF
  *
  * Events, in order:
+ *   { type: 'continue', response }  with expectContinue: a 100 Continue came
+ *                                   first; send the body, the final response
+ *                                   follows (any other first response is the
+ *                                   final one: do not send the body)
  *   { type: 'interim', response }   a 1xx skipped under skipInterim
  *   { type: 'head', response }      the head is complete (fields as read; MRI
  *                                   changes them while reading the body when
@@ -2195,8 +2206,9 @@ class ResponseParser {
     this._cfg = rsConfig(options);
     const c = this._codec;
     c.begin(RS_CONFIG_LEN);
-    rsWriteConfig(c, this._cfg);
+    rsWriteConfig(c, rsFirstConfig(this._cfg));
     rsCall(c, 'nh_wasm_resp_new');
+    this._awaitContinue = this._cfg.expectContinue;
     this._ptr = rsRd32(c.u8, c.outPtr());
     this._token = {};
     if (rsRegistry) rsRegistry.register(this, { codec: c, ptr: this._ptr }, this._token);
@@ -2288,12 +2300,38 @@ class ResponseParser {
 
   /** Feeds the next bytes of the stream; returns the events they complete. */
   feed(chunk) {
-    return this._run(rsToBytes(chunk, 'chunk'), false);
+    return this._continued(this._run(rsToBytes(chunk, 'chunk'), false), false);
   }
 
   /** The stream ended: returns the last events, or throws MRI's EOFError. */
   finish() {
-    return this._run(RS_EMPTY, true);
+    return this._continued(this._run(RS_EMPTY, true), true);
+  }
+
+  // expectContinue: Net::HTTPGenericRequest#wait_for_continue reads one
+  // response with read_new; a 100 (Net::HTTPContinue) becomes a 'continue'
+  // event and the final response is read next; any other response is the
+  // final one (the body is not sent), a 1xx included (throw :response).
+  _continued(events, eof) {
+    if (!this._awaitContinue) return events;
+    const head = events.find((e) => e.type === 'head');
+    if (!head) return events;
+    this._awaitContinue = false;
+    if (head.response.className !== 'Net::HTTPContinue') return events;
+    // a 100 has no body: its head and end are in these events
+    const out = [{ type: 'continue', response: head.response }];
+    this._rearm(this._cfg);
+    return out.concat(this._run(RS_EMPTY, eof));
+  }
+
+  _rearm(cfg) {
+    const c = this._codec;
+    c.begin(RS_CONFIG_LEN);
+    rsWriteConfig(c, cfg);
+    rsCall(c, 'nh_wasm_resp_reset', this._ptr);
+    this._response = null;
+    this._done = false;
+    this._plain = false;
   }
 
   /**
@@ -2305,13 +2343,9 @@ class ResponseParser {
   reset(options) {
     if (!this._ptr) throw new Error('ResponseParser: closed');
     if (options !== undefined) this._cfg = rsConfig(options);
-    const c = this._codec;
-    c.begin(RS_CONFIG_LEN);
-    rsWriteConfig(c, options && options.streamOffset != null ? this._cfg : { ...this._cfg, streamOffset: Infinity });
-    rsCall(c, 'nh_wasm_resp_reset', this._ptr);
-    this._response = null;
-    this._done = false;
-    this._plain = false;
+    const cfg = rsFirstConfig(this._cfg);
+    this._rearm(options && options.streamOffset != null ? cfg : { ...cfg, streamOffset: Infinity });
+    this._awaitContinue = this._cfg.expectContinue;
   }
 
   /** The bytes after the completed message that the next message will start with. */

@@ -188,6 +188,13 @@ export interface ResponseOptions extends ProfileOptions {
   /** Skip 1xx responses as Net::HTTP#request does. */
   skipInterim?: boolean;
   /**
+   * ResponseParser: the request was sent with `Expect: 100-continue` and its
+   * body held back (wait_for_continue). A first response 100 gives a
+   * 'continue' event and the final response is read next; any other first
+   * response (a 1xx included) is the final one. Applies again after reset().
+   */
+  expectContinue?: boolean;
+  /**
    * Not MRI: reject with Net::HTTPBadResponse what RFC 9112 says a recipient
    * must reject (conflicting framing, obs-fold, bare CR, whitespace before a
    * colon, malformed chunk lines, ...) and frame bodies as RFC 9112 does; a
@@ -248,6 +255,7 @@ export class Response {
 export function parseResponse(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | string, options?: ResponseOptions): Response;
 
 export type ResponseEvent =
+  | { type: 'continue'; response: Response }
   | { type: 'interim'; response: Response }
   | { type: 'head'; response: Response }
   | { type: 'body'; data: Uint8Array }
