@@ -1,5 +1,7 @@
 /* libFuzzer harness: request building from fuzzed methods, URIs, header
- * names and values, forms and bodies; and raw (hostile) request records. */
+ * names and values, forms and bodies; and raw (hostile) request records.
+ * Net::HTTPHeader's typed readers (header_fields.c) run over each built
+ * request and over the same fields in a binary (response) store. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +35,81 @@ static void check_output(const nh_buf *out, int rc, const uint8_t *method, size_
         abort();
     if (rc == NH_OK && memcmp(out->data, method, mlen) != 0)
         abort();
+}
+
+/* A reader's output: u8 tag, u32 n, n strings that end exactly at its end. */
+static void check_query(const nh_buf *out, int rc, int kind)
+{
+    if (rc == NH_ERROR || rc == NH_NOMEM)
+        return;
+    if (rc != NH_OK || out->len < 5 || out->data[0] > 1)
+        abort();
+    nh_reader r = {out->data + 1, out->data + out->len, 0};
+    uint32_t n = nh_rd_u32(&r);
+    for (uint32_t i = 0; i < n; i++) {
+        size_t l;
+        const uint8_t *s = nh_rd_str(&r, &l);
+        /* Integer#to_s results: an optional '-', then digits */
+        if (kind == NH_HQ_CONTENT_LENGTH || kind == NH_HQ_CONTENT_RANGE || kind == NH_HQ_RANGE) {
+            if (l == 0)
+                abort();
+            for (size_t j = s[0] == '-' ? 1 : 0; j < l; j++)
+                if (s[j] < '0' || s[j] > '9')
+                    abort();
+        }
+    }
+    if (r.bad || r.p != r.end)
+        abort();
+    if ((kind == NH_HQ_RANGE || kind == NH_HQ_TYPE_PARAMS) && n % 2)
+        abort();
+}
+
+/* Runs every reader over a request record that ends before its final op. */
+static void query_request(nh_buf *rec, const uint8_t *arg, size_t alen)
+{
+    size_t mark = rec->len;
+    nh_buf out = {0};
+    nh_error err;
+    for (int kind = 0; kind <= NH_HQ_GET_FIELDS + 1; kind++) {
+        rec->len = mark;
+        nh_buf_putc(rec, 9);
+        nh_buf_putc(rec, (uint8_t)kind);
+        put_str(rec, arg, alen);
+        int rc = nh_request(rec->data, rec->len, &out, &err);
+        if (kind >= NH_HQ_RANGE && kind <= NH_HQ_GET_FIELDS)
+            check_query(&out, rc, kind);
+    }
+    rec->len = mark;
+    nh_buf_free(&out);
+}
+
+/* The readers over a binary store holding the fuzzed name/value pairs under
+ * the names the readers look at. */
+static void query_binary(const uint8_t *p, const uint8_t *end, int profile)
+{
+    static const char *const names[] = {"range", "content-range", "content-length",
+                                        "transfer-encoding", "content-type", "connection",
+                                        "proxy-connection"};
+    nh_headers h;
+    nh_headers_init(&h, profile, 1);
+    const uint8_t *s;
+    size_t n;
+    for (size_t i = 0; next_field(&p, end, &s, &n); i++) {
+        const char *k = names[i % 7];
+        long fi = nh_headers_find(&h, (const uint8_t *)k, strlen(k));
+        if (fi < 0)
+            fi = nh_headers_set(&h, (const uint8_t *)k, strlen(k));
+        if (fi < 0 || nh_headers_push(&h, fi, s, n))
+            break;
+    }
+    nh_buf out = {0};
+    nh_error err;
+    for (int kind = NH_HQ_RANGE; kind <= NH_HQ_GET_FIELDS; kind++) {
+        int rc = nh_header_query(&h, kind, (const uint8_t *)"Content-Type", 12, &out, &err);
+        check_query(&out, rc, kind);
+    }
+    nh_buf_free(&out);
+    nh_headers_free(&h);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -108,6 +185,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             put_str(&rec, v, vl);
         }
     }
+    {
+        const uint8_t *a = (const uint8_t *)"Range";
+        size_t al = 5;
+        const uint8_t *save = p;
+        next_field(&p, end, &a, &al);
+        p = save;
+        query_request(&rec, a, al);
+    }
+    query_binary(data + 2, end, flags & 1);
     nh_buf_putc(&rec, 6);
     if (next_field(&p, end, &s, &n))
         put_str(&rec, s, n);

@@ -2,6 +2,11 @@
 // operation; inputs are written as UTF-8 records straight into wasm memory,
 // results are read as views over it and copied out once.
 
+import { headerReaders, headerWriters } from './header-helpers.mjs';
+import { multipartBody, randomBoundary, isBlob } from './multipart.mjs';
+import { requestToFetch } from './fetch.mjs';
+import { checkSource, isSyncSource, sourcePieces, sourcePiecesSync, framedReads, streamEnd } from './body-stream.mjs';
+
 /** Ruby exception class names by nh_error_class (src/nethttp.h). */
 export const CLASS_NAMES = [
   null,
@@ -134,7 +139,7 @@ function strictCheck(what, value, re) {
 const CRLF = /[\r\n]/;
 
 const OP_END = 0, OP_SET = 1, OP_ADD = 2, OP_DELETE = 3, OP_FORM = 4, OP_BODY = 5,
-  OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8;
+  OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8, OP_QUERY = 9, OP_SET_RAW = 10;
 
 /** One instance of the WebAssembly module and its call context. */
 export class Codec {
@@ -283,9 +288,44 @@ export class Codec {
     return out;
   }
 
+  /** A header query's result (src/header_fields.c): { tag, parts }. */
+  outQuery() {
+    const r = new OutReader(this.u8, this.outPtr());
+    const tag = r.u8();
+    const parts = new Array(r.u32());
+    for (let i = 0; i < parts.length; i++) parts[i] = r.str();
+    return { tag, parts };
+  }
+
   /** The wasm memory's size in bytes. */
   memorySize() {
     return this.memory.buffer.byteLength;
+  }
+}
+
+// Reads a result record: u8, little-endian u32, u32-length-prefixed UTF-8.
+class OutReader {
+  constructor(u8, p) {
+    this.b = u8;
+    this.p = p;
+  }
+
+  u8() {
+    return this.b[this.p++];
+  }
+
+  u32() {
+    const b = this.b;
+    const p = this.p;
+    this.p += 4;
+    return (b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (b[p + 3] << 24)) >>> 0;
+  }
+
+  str() {
+    const n = this.u32();
+    const s = decodeUtf8(this.b, this.p, this.p + n);
+    this.p += n;
+    return s;
   }
 }
 
@@ -422,6 +462,8 @@ export class Request {
     }
     this._ops = [];
     this._body = null;
+    this._form = null;
+    this._bodyStream = null;
     if (this._strict) {
       strictCheck('method', this.method, TOKEN);
       if (this._init) for (const [k, v] of this._init) this._strictField(k, v === null ? [] : [v]);
@@ -501,6 +543,10 @@ export class Request {
             c.strw(op[2]);
           }
           break;
+        case OP_SET_RAW:
+          c.strw(op[1]);
+          c.strw(op[2]);
+          break;
         case OP_BODY:
           if (op[1] === null) c.u8w(0);
           else {
@@ -513,6 +559,10 @@ export class Request {
     }
     c.u8w(final);
     if (final === OP_EXEC || final === OP_GET) c.strw(arg);
+    else if (final === OP_QUERY) {
+      c.u8w(arg[0]);
+      c.strw(arg[1]);
+    }
   }
 
   _run(final, arg) {
@@ -529,6 +579,21 @@ export class Request {
   _strictField(name, values) {
     strictCheck('header name', name, TOKEN);
     for (const v of values) strictCheck('header value', v, FIELD_VALUE);
+  }
+
+  // The header helpers' seams (js/header-helpers.mjs).
+  _query(kind, arg = '') {
+    this._run(OP_QUERY, [kind, arg]);
+    return this._codec.outQuery();
+  }
+
+  _setRaw(lkey, value) {
+    if (this._strict) this._strictField(lkey, [value]);
+    this._ops.push([OP_SET_RAW, lkey, value]);
+  }
+
+  _deleteRaw(lkey) {
+    this._ops.push([OP_DELETE, lkey, false]);
   }
 
   /** `req[name] = value`; null deletes the field. */
@@ -588,7 +653,100 @@ export class Request {
       throw e;
     }
     this._body = null;
+    this._form = null;
+    this._bodyStream = null;
     return this;
+  }
+
+  /**
+   * `req.set_form(params, enctype, { boundary, charset })`: params are
+   * [key, value] or [key, value, { filename, contentType }] (or an object);
+   * a value is a string, a Uint8Array or a Blob/File (read by toBytesAsync).
+   * The body is made when the request is written, as MRI does.
+   */
+  setForm(params, enctype = 'application/x-www-form-urlencoded', formOptions = {}) {
+    if (typeof enctype !== 'string') throw new TypeError('enctype must be a string');
+    const list = pairsOf(params, 'params').map((p) => {
+      if (!Array.isArray(p)) throw new TypeError('each form entry must be [key, value, options?]');
+      return p.slice();
+    });
+    if (!/^application\/x-www-form-urlencoded$/i.test(enctype) && !/^multipart\/form-data$/i.test(enctype))
+      throw new NetHttpError('ArgumentError', `invalid enctype: ${enctype}`);
+    this._setRaw('content-type', enctype);
+    this._ops.push([OP_BODY, null]);
+    this._body = null;
+    this._bodyStream = null;
+    this._form = { list, opts: Object.assign({}, formOptions) };
+    return this;
+  }
+
+  // Net::HTTPGenericRequest#send_request_with_body_data: the head with the
+  // ops in `extra` applied for this write only, then the body.
+  _formBytes(httpVersion) {
+    const { list, opts } = this._form;
+    const ct = this.contentType();
+    let extra;
+    let body = null;
+    if (!/^multipart\/form-data$/i.test(ct === null ? '' : ct)) {
+      const pairs = list.map((p) => [p[0], p[1]]);
+      for (const [, v] of pairs) if (v instanceof Uint8Array || isBlob(v)) throw new TypeError('a urlencoded form takes no Uint8Array or Blob values');
+      extra = [[OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded'], [OP_BODY, encodeWwwForm(pairs, '&', { codec: this._codec })]];
+    } else {
+      const boundary = opts.boundary != null ? String(opts.boundary) : randomBoundary();
+      extra = [[OP_SET_RAW, 'content-type', `${ct}; boundary=${boundary}`]];
+      const chunked = this.isChunked();
+      for (const p of list) if (isBlob(p[1])) throw new TypeError('a Blob value must be read first: use await req.toBytesAsync()');
+      try {
+        body = multipartBody(list, { boundary, charset: opts.charset, chunked });
+      } catch (e) {
+        throw e && e.rubyClass ? new NetHttpError(e.rubyClass, e.message) : e;
+      }
+      if (!chunked) extra.push([OP_SET_RAW, 'content-length', String(body.length)]);
+    }
+    const n = this._ops.length;
+    this._ops.push(...extra);
+    try {
+      this._run(OP_EXEC, httpVersion);
+    } finally {
+      this._ops.length = n;
+    }
+    const head = this._codec.outBytes();
+    if (body === null) return head;
+    const out = new Uint8Array(head.length + body.length);
+    out.set(head);
+    out.set(body, head.length);
+    return out;
+  }
+
+  /**
+   * What fetch() takes: `const { url, init, dropped } = req.toFetch(url?)`,
+   * then `fetch(url, init)`; `dropped` lists the fields fetch() sets itself.
+   */
+  toFetch(url) {
+    return requestToFetch(this, url, this.toBytes());
+  }
+
+  /** toFetch() after reading the Blob/File values of a form (setForm). */
+  async toFetchAsync(url) {
+    return requestToFetch(this, url, await this.toBytesAsync());
+  }
+
+  /** toBytes() after reading the Blob/File values of a form (setForm). */
+  async toBytesAsync(httpVersion = '1.1') {
+    if (this._bodyStream && !isSyncSource(this._bodyStream)) {
+      const parts = [];
+      for await (const bytes of this.stream(httpVersion)) parts.push(bytes);
+      return concatBytes(parts);
+    }
+    if (this._form) {
+      for (const p of this._form.list) {
+        if (isBlob(p[1])) {
+          const bytes = new Uint8Array(await p[1].arrayBuffer());
+          p[1] = typeof p[1].name === 'string' ? { bytes, name: p[1].name } : bytes;
+        }
+      }
+    }
+    return this.toBytes(httpVersion);
   }
 
   /** `req.body = value` (a string, a Uint8Array or null). */
@@ -596,6 +754,8 @@ export class Request {
     if (value != null && typeof value !== 'string' && !(value instanceof Uint8Array))
       throw new TypeError('body must be a string, a Uint8Array or null');
     this._body = value == null ? null : value;
+    this._form = null;
+    this._bodyStream = null;
     this._ops.push([OP_BODY, this._body]);
   }
 
@@ -603,28 +763,81 @@ export class Request {
     return this._body;
   }
 
+  /**
+   * `req.body_stream = source`: a ReadableStream, an async iterable or an
+   * iterable of Uint8Arrays (or strings, written as UTF-8), read when the
+   * request is written (once: a stream cannot be read twice). The request
+   * needs Content-Length or Transfer-Encoding: chunked, as in MRI.
+   */
+  set bodyStream(source) {
+    if (source != null) checkSource(source);
+    this._bodyStream = source == null ? null : source;
+    this._body = null;
+    this._form = null;
+    this._ops.push([OP_BODY, null]);
+  }
+
+  get bodyStream() {
+    return this._bodyStream;
+  }
+
+  // send_request_with_body_stream up to write_header: the head, and whether
+  // the body is chunked.
+  _streamHead(httpVersion) {
+    const chunked = this.isChunked();
+    if (!chunked && this.contentLength() === null)
+      throw new NetHttpError('ArgumentError', "Content-Length not given and Transfer-Encoding is not `chunked'");
+    // supply_default_content_type: net-http 0.6.0 (3.4) has it, 0.9.1 (4.0) not
+    const n = this._ops.length;
+    if (this._profile === PROFILES['3.4'] && this.contentType() === null) this._ops.push([OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded']);
+    try {
+      this._run(OP_EXEC, httpVersion);
+    } finally {
+      this._ops.length = n;
+    }
+    return { head: this._codec.outBytes(), chunked };
+  }
+
+  /**
+   * What Net::HTTPGenericRequest#exec writes, piece by piece: the head, then
+   * the body. With a bodyStream, one piece per read of at most 16 KiB
+   * (IO.copy_stream's), framed as MRI's Chunker frames it when the request
+   * is chunked, read from the source as the consumer asks for more: memory
+   * holds one piece at a time.
+   *   for await (const bytes of req.stream()) socket.write(bytes);
+   */
+  async *stream(httpVersion = '1.1') {
+    if (this._bodyStream === null) {
+      yield await this.toBytesAsync(httpVersion);
+      return;
+    }
+    const source = this._bodyStream;
+    const { head, chunked } = this._streamHead(httpVersion);
+    yield head;
+    for await (const piece of sourcePieces(source)) yield* framedReads(piece, chunked);
+    yield* streamEnd(chunked);
+  }
+
+  // toBytes with a bodyStream: a sync iterable is read at once.
+  _streamBytes(httpVersion) {
+    if (!isSyncSource(this._bodyStream))
+      throw new TypeError('the body stream is read asynchronously: use req.stream() or await req.toBytesAsync()');
+    const { head, chunked } = this._streamHead(httpVersion);
+    const parts = [head];
+    for (const piece of sourcePiecesSync(this._bodyStream)) parts.push(...framedReads(piece, chunked));
+    parts.push(...streamEnd(chunked));
+    return concatBytes(parts);
+  }
+
   /** Field names (downcased) and their values, as `to_hash`. */
   toHash() {
     this._run(OP_DUMP);
-    const c = this._codec;
-    const u8 = c.u8;
-    let p = c.outPtr();
-    const rd = () => {
-      const v = (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
-      p += 4;
-      return v;
-    };
-    const rs = () => {
-      const n = rd();
-      const s = decodeUtf8(u8, p, p + n);
-      p += n;
-      return s;
-    };
+    const r = new OutReader(this._codec.u8, this._codec.outPtr());
     const out = {};
-    for (let n = rd(); n > 0; n--) {
-      const name = rs();
+    for (let n = r.u32(); n > 0; n--) {
+      const name = r.str();
       const vals = [];
-      for (let m = rd(); m > 0; m--) vals.push(rs());
+      for (let m = r.u32(); m > 0; m--) vals.push(r.str());
       out[name] = vals;
     }
     return out;
@@ -637,9 +850,23 @@ export class Request {
       strictCheck('request target', this.path, TARGET);
       strictCheck('HTTP version', httpVersion, /^[0-9]\.[0-9]$/);
     }
+    if (this._form) return this._formBytes(httpVersion);
+    if (this._bodyStream) return this._streamBytes(httpVersion);
     this._run(OP_EXEC, httpVersion);
     return this._codec.outBytes();
   }
+}
+
+Object.assign(Request.prototype, headerReaders({ NetHttpError }), headerWriters({ NetHttpError, rubyNumberToString }));
+
+function concatBytes(parts) {
+  const out = new Uint8Array(parts.reduce((a, p) => a + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
 }
 
 /** `URI.encode_www_form_component(str)` */

@@ -45,7 +45,70 @@ export interface RequestOptions extends ProfileOptions {
   strict?: boolean;
 }
 
+/** An Integer: a number, or a BigInt beyond Number.MAX_SAFE_INTEGER. */
+export type RubyInteger = number | bigint;
+
+/** Net::HTTPHeader's readers, on Request and Response (computed as MRI does, errors included). */
+export interface HeaderReaders {
+  /** `range`: [[begin, end], ...]; end -1 is "to the last byte", a negative begin a suffix. */
+  range(): Array<[RubyInteger, RubyInteger]> | null;
+  /** `content_range`: [first, last], or null (also for a unit other than bytes). */
+  contentRange(): [RubyInteger, RubyInteger] | null;
+  /** `range_length` */
+  rangeLength(): RubyInteger | null;
+  /** `content_length` */
+  contentLength(): RubyInteger | null;
+  /** `chunked?` */
+  isChunked(): boolean;
+  /** `content_type`: "main/sub" */
+  contentType(): string | null;
+  /** `main_type` */
+  mainType(): string | null;
+  /** `sub_type` */
+  subType(): string | null;
+  /** `type_params` (a null-prototype object in MRI's order) */
+  typeParams(): Record<string, string>;
+  /** `connection_close?` */
+  isConnectionClose(): boolean;
+  /** `connection_keep_alive?` */
+  isConnectionKeepAlive(): boolean;
+  /** `get_fields(name)`: a fresh array, or null. */
+  getFields(name: string): string[] | null;
+  /** `fetch(name)` (KeyError when absent), `fetch(name, default)`, `fetch(name) { |key| }` (a function: the block). */
+  fetch(name: string): string;
+  fetch<T>(name: string, block: (downcasedName: string) => T): string | T;
+  fetch<T>(name: string, defaultValue: T): string | T;
+}
+
+/** A form part's value: a string, bytes (an IO) or a Blob/File. */
+export type FormPartValue = string | Uint8Array | Blob;
+export type FormEntries =
+  | ReadonlyArray<readonly [string, FormPartValue] | readonly [string, FormPartValue, { filename?: string | null; contentType?: string }]>
+  | Readonly<Record<string, FormPartValue>>;
+
+/** What req.bodyStream takes: pieces are bytes or strings (written as UTF-8). */
+export type BodyStreamPiece = Uint8Array | ArrayBuffer | ArrayBufferView | string;
+export type BodyStreamSource = ReadableStream<BodyStreamPiece> | AsyncIterable<BodyStreamPiece> | Iterable<BodyStreamPiece>;
+
+/** req.toFetch(): the arguments of fetch(). */
+export interface FetchRequest {
+  url: string;
+  init: { method: string; headers: Array<[string, string]>; body?: Uint8Array };
+  dropped: string[];
+}
+
+/** Reads a fetch() Response as Net::HTTP reads a response (fetch() already decoded the body). */
+export function responseFromFetch(res: globalThis.Response, options?: ResponseOptions): Promise<Response>;
+
+/** A Ruby Range for setRange: (begin..end) or, with excludeEnd, (begin...end); null for a beginless or endless one. */
+export interface RubyRange {
+  begin: RubyInteger | null;
+  end: RubyInteger | null;
+  excludeEnd?: boolean;
+}
+
 /** Net::HTTPGenericRequest: `new Request('POST', URI('http://h/p'), { 'X-A': '1' })`. */
+export interface Request extends HeaderReaders {}
 export class Request {
   /**
    * @param uriOrPath a path; `URI(str)` or a `URL` for a URI; a string starting with
@@ -67,10 +130,40 @@ export class Request {
   delete(name: string): this;
   setFormData(params: FormParams, sep?: string): this;
   body: string | Uint8Array | null;
+  /**
+   * `body_stream = source`: read when the request is written, in reads of at
+   * most 16 KiB (chunk-framed as MRI's Chunker does when the request is
+   * chunked). Needs Content-Length or Transfer-Encoding: chunked.
+   */
+  bodyStream: BodyStreamSource | null;
+  /** The bytes exec writes, piece by piece: the head, then the body as the source gives it. */
+  stream(httpVersion?: string): AsyncGenerator<Uint8Array, void, undefined>;
   /** `to_hash`: downcased names → values, in Net::HTTP's order. */
   toHash(): Record<string, string[]>;
   /** The bytes Net::HTTPGenericRequest#exec writes. */
   toBytes(httpVersion?: string): Uint8Array;
+  /**
+   * `set_form(params, enctype, { boundary, charset })`: entries [key, value] or
+   * [key, value, { filename, contentType }]; a Uint8Array is an IO, a Blob/File
+   * is read by toBytesAsync() (a File's name is the default filename).
+   */
+  setForm(params: FormEntries, enctype?: string, options?: { boundary?: string; charset?: string }): this;
+  /** What fetch() takes: fetch(url, init); `dropped` names the fields fetch() sets itself. */
+  toFetch(url?: string | URL): FetchRequest;
+  /** toFetch() after reading Blob/File form values. */
+  toFetchAsync(url?: string | URL): Promise<FetchRequest>;
+  /** toBytes() after reading the Blob/File values given to setForm. */
+  toBytesAsync(httpVersion?: string): Promise<Uint8Array>;
+  /** `basic_auth(account, password)` */
+  basicAuth(account: RubyScalar | null, password: RubyScalar | null): this;
+  /** `proxy_basic_auth(account, password)` */
+  proxyBasicAuth(account: RubyScalar | null, password: RubyScalar | null): this;
+  /** `set_range(n)`, `set_range(start, length)`, `set_range(range)`; null or false deletes. */
+  setRange(r: RubyInteger | RubyRange | null | false, length?: RubyInteger | null): this;
+  /** `set_content_type(type, params)` */
+  setContentType(type: string, params?: Readonly<Record<string, RubyScalar | null>> | ReadonlyMap<string, RubyScalar | null> | ReadonlyArray<readonly [string, RubyScalar | null]>): this;
+  /** `content_length = len` (a string is read as String#to_i); null or false deletes. */
+  setContentLength(len: RubyInteger | string | null | false): this;
 }
 
 export function encodeWwwFormComponent(str: RubyScalar, options?: ProfileOptions): string;
@@ -95,6 +188,13 @@ export interface ResponseOptions extends ProfileOptions {
   /** Skip 1xx responses as Net::HTTP#request does. */
   skipInterim?: boolean;
   /**
+   * ResponseParser: the request was sent with `Expect: 100-continue` and its
+   * body held back (wait_for_continue). A first response 100 gives a
+   * 'continue' event and the final response is read next; any other first
+   * response (a 1xx included) is the final one. Applies again after reset().
+   */
+  expectContinue?: boolean;
+  /**
    * Not MRI: reject with Net::HTTPBadResponse what RFC 9112 says a recipient
    * must reject (conflicting framing, obs-fold, bare CR, whitespace before a
    * colon, malformed chunk lines, ...) and frame bodies as RFC 9112 does; a
@@ -114,6 +214,7 @@ export interface ResponseOptions extends ProfileOptions {
 }
 
 /** A response as Net::HTTPResponse holds it; strings are decoded on first use. */
+export interface Response extends HeaderReaders {}
 export class Response {
   /** "1.1", or null where MRI's http_version is nil. */
   readonly httpVersion: string | null;
@@ -154,6 +255,7 @@ export class Response {
 export function parseResponse(bytes: Uint8Array | ArrayBuffer | ArrayBufferView | string, options?: ResponseOptions): Response;
 
 export type ResponseEvent =
+  | { type: 'continue'; response: Response }
   | { type: 'interim'; response: Response }
   | { type: 'head'; response: Response }
   | { type: 'body'; data: Uint8Array }

@@ -3,7 +3,8 @@
 // access; the module is compiled synchronously on first use. Hosts that
 // forbid synchronous compilation call `await init()` first.
 import { Codec, setDefaultLoader, setDefaultCodec, bindCore } from './core.mjs';
-import { bindResponse } from './response.mjs';
+import { bindResponse, parseResponse } from './response.mjs';
+import { fetchResponseBytes } from './fetch.mjs';
 import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
 export { Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize } from './core.mjs';
 export { wasmSha256 };
@@ -37,3 +38,15 @@ export async function init(source) {
   setDefaultCodec(new Codec(module));
 }
 export { parseResponse, ResponseParser, Response, bindResponse } from './response.mjs';
+
+/**
+ * Reads a fetch() Response as Net::HTTP reads a response:
+ * `await responseFromFetch(await fetch(url, init), { requestMethod })`.
+ * fetch() has already decoded the body, so Content-Encoding,
+ * Transfer-Encoding and Content-Length are not among the fields (a
+ * Content-Length of the body as read is).
+ */
+export async function responseFromFetch(res, options) {
+  const method = options && options.requestMethod != null ? options.requestMethod : 'GET';
+  return parseResponse(await fetchResponseBytes(res, method), options);
+}

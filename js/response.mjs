@@ -17,6 +17,7 @@
 // Only named imports, and no top-level name that js/core.mjs also declares:
 // tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
 import { NetHttpError, CLASS_NAMES, getDefaultCodec, decodeUtf8 } from './core.mjs';
+import { headerReaders } from './header-helpers.mjs';
 
 
 const RS_ERROR = -2;
@@ -127,6 +128,7 @@ function rsMakeConfig(o) {
     bodyAllowed,
     decode: !!o.decodeContent,
     skipInterim: !!o.skipInterim,
+    expectContinue: !!o.expectContinue,
     strict: !!o.strict,
     maxHeaderBytes: rsLimit(o, 'maxHeaderBytes'),
     maxHeaderFields: rsLimit(o, 'maxHeaderFields'),
@@ -134,6 +136,12 @@ function rsMakeConfig(o) {
     maxInflatedBytes: rsLimit(o, 'maxInflatedBytes'),
     streamOffset: o.streamOffset == null ? Infinity : rsOffset(o.streamOffset), // Infinity: 0 / keep
   };
+}
+
+// The configuration for a message's first response: with expectContinue,
+// read_new reads exactly one, so no 1xx is skipped.
+function rsFirstConfig(cfg) {
+  return cfg.expectContinue && cfg.skipInterim ? { ...cfg, skipInterim: false } : cfg;
 }
 
 let rsDefaultConfigBytes = null;
@@ -363,6 +371,27 @@ export class Response {
     return i < 0 ? null : this._values(i);
   }
 
+  // The header helpers' seam (js/header-helpers.mjs): a typed reader run
+  // by the codec over this response's fields, as binary strings.
+  _query(kind, arg = '') {
+    const c = this._codec || getDefaultCodec();
+    const t = this._table();
+    const v = this._vals;
+    const h = this._head;
+    c.begin(h.length + 64);
+    c.u8w(this._profile || 0);
+    c.u8w(kind);
+    c.strw(arg);
+    c.u32w(t.length >> 2);
+    for (let i = 0; i < t.length; i += 4) {
+      c.bytesw(h.subarray(t[i], t[i + 1]));
+      c.u32w(t[i + 3]);
+      for (let k = 0, j = t[i + 2]; k < t[i + 3]; k++, j += 2) c.bytesw(h.subarray(v[j], v[j + 1]));
+    }
+    c.call('nh_wasm_header_query');
+    return c.outQuery();
+  }
+
   /** `res.key?(name)` */
   has(name) {
     return this._find(name) >= 0;
@@ -389,6 +418,9 @@ export class Response {
     };
   }
 }
+
+for (const [name, fn] of Object.entries(headerReaders({ NetHttpError })))
+  if (!(name in Response.prototype)) Response.prototype[name] = fn;
 
 // ---- events ----
 
@@ -526,6 +558,8 @@ export function parseResponse(bytes, options) {
   const body = hasBody ? (pieces.length > bodyFrom ? rsGather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0)) : null;
   const restStart = end - c.inPtr - RS_CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : RS_EMPTY);
+  res._codec = c;
+  res._profile = cfg.profile;
   if (interim) res.interim = interim;
   if (data.length > 1 << 24) rsCall(c, 'nh_wasm_resp_trim');
   return res;
@@ -551,6 +585,10 @@ const rsRegistry =
  *   for (const ev of parser.feed(chunk)) ...   // then parser.finish() at EOF
  *
  * Events, in order:
+ *   { type: 'continue', response }  with expectContinue: a 100 Continue came
+ *                                   first; send the body, the final response
+ *                                   follows (any other first response is the
+ *                                   final one: do not send the body)
  *   { type: 'interim', response }   a 1xx skipped under skipInterim
  *   { type: 'head', response }      the head is complete (fields as read; MRI
  *                                   changes them while reading the body when
@@ -578,8 +616,9 @@ export class ResponseParser {
     this._cfg = rsConfig(options);
     const c = this._codec;
     c.begin(RS_CONFIG_LEN);
-    rsWriteConfig(c, this._cfg);
+    rsWriteConfig(c, rsFirstConfig(this._cfg));
     rsCall(c, 'nh_wasm_resp_new');
+    this._awaitContinue = this._cfg.expectContinue;
     this._ptr = rsRd32(c.u8, c.outPtr());
     this._token = {};
     if (rsRegistry) rsRegistry.register(this, { codec: c, ptr: this._ptr }, this._token);
@@ -671,12 +710,38 @@ export class ResponseParser {
 
   /** Feeds the next bytes of the stream; returns the events they complete. */
   feed(chunk) {
-    return this._run(rsToBytes(chunk, 'chunk'), false);
+    return this._continued(this._run(rsToBytes(chunk, 'chunk'), false), false);
   }
 
   /** The stream ended: returns the last events, or throws MRI's EOFError. */
   finish() {
-    return this._run(RS_EMPTY, true);
+    return this._continued(this._run(RS_EMPTY, true), true);
+  }
+
+  // expectContinue: Net::HTTPGenericRequest#wait_for_continue reads one
+  // response with read_new; a 100 (Net::HTTPContinue) becomes a 'continue'
+  // event and the final response is read next; any other response is the
+  // final one (the body is not sent), a 1xx included (throw :response).
+  _continued(events, eof) {
+    if (!this._awaitContinue) return events;
+    const head = events.find((e) => e.type === 'head');
+    if (!head) return events;
+    this._awaitContinue = false;
+    if (head.response.className !== 'Net::HTTPContinue') return events;
+    // a 100 has no body: its head and end are in these events
+    const out = [{ type: 'continue', response: head.response }];
+    this._rearm(this._cfg);
+    return out.concat(this._run(RS_EMPTY, eof));
+  }
+
+  _rearm(cfg) {
+    const c = this._codec;
+    c.begin(RS_CONFIG_LEN);
+    rsWriteConfig(c, cfg);
+    rsCall(c, 'nh_wasm_resp_reset', this._ptr);
+    this._response = null;
+    this._done = false;
+    this._plain = false;
   }
 
   /**
@@ -688,13 +753,9 @@ export class ResponseParser {
   reset(options) {
     if (!this._ptr) throw new Error('ResponseParser: closed');
     if (options !== undefined) this._cfg = rsConfig(options);
-    const c = this._codec;
-    c.begin(RS_CONFIG_LEN);
-    rsWriteConfig(c, options && options.streamOffset != null ? this._cfg : { ...this._cfg, streamOffset: Infinity });
-    rsCall(c, 'nh_wasm_resp_reset', this._ptr);
-    this._response = null;
-    this._done = false;
-    this._plain = false;
+    const cfg = rsFirstConfig(this._cfg);
+    this._rearm(options && options.streamOffset != null ? cfg : { ...cfg, streamOffset: Infinity });
+    this._awaitContinue = this._cfg.expectContinue;
   }
 
   /** The bytes after the completed message that the next message will start with. */

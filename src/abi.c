@@ -12,7 +12,10 @@
  *                 [str value]), then ops: 1 set / 2 add (str key, u32 n, n x str),
  *                 3 delete (str key, u8 via_aset), 4 form (pairs, u8 has_sep, [str sep]),
  *                 5 body (u8 has, [str]), 6 exec (str version), 7 get (str key),
- *                 8 dump, 0 end)
+ *                 8 dump, 9 query (u8 kind, str arg), 10 raw set (str downcased
+ *                 key, str value), 0 end)
+ *   header query: u8 profile, u8 kind, str arg, u32 n, n x (str downcased key,
+ *                 u32 m, m x str value): a response's fields (binary strings)
  *   pairs:        u32 n, n x (str key, u8 kind: 0 nil | 1 str | 2 u32 m, m x (u8, [str]))
  * Text results come as a table: u32 n, n x u32 UTF-16 length, then the UTF-8
  * text of all n strings, so the JS side decodes once and slices. */
@@ -246,4 +249,38 @@ EXPORT(nh_wasm_capitalize) int nh_wasm_capitalize(nh_ctx *c, size_t len, int pro
 {
     begin(c);
     return nh_capitalize_name(&c->out, c->in.data, len, profile, 0);
+}
+
+/* A typed reader (header_fields.c) over a response's fields.  input: see
+ * "header query" above.  output: as nh_header_query. */
+EXPORT(nh_wasm_header_query) int nh_wasm_header_query(nh_ctx *c, size_t len)
+{
+    begin(c);
+    nh_reader r = {c->in.data, c->in.data + len, 0};
+    int profile = nh_rd_u8(&r) == 1 ? NH_PROFILE_34 : NH_PROFILE_40;
+    int kind = nh_rd_u8(&r);
+    size_t al;
+    const uint8_t *arg = nh_rd_str(&r, &al);
+    nh_headers h;
+    nh_headers_init(&h, profile, 1);
+    uint32_t n = nh_rd_u32(&r);
+    int rc = NH_OK;
+    for (uint32_t i = 0; i < n && !rc && !r.bad; i++) {
+        size_t kl, vl;
+        const uint8_t *k = nh_rd_str(&r, &kl);
+        uint32_t m = nh_rd_u32(&r);
+        long fi = nh_headers_find(&h, k, kl);
+        if (fi < 0 && (fi = nh_headers_set(&h, k, kl)) < 0)
+            rc = NH_NOMEM;
+        for (uint32_t j = 0; j < m && !rc && !r.bad; j++) {
+            const uint8_t *v = nh_rd_str(&r, &vl);
+            rc = nh_headers_push(&h, fi, v, vl);
+        }
+    }
+    if (!rc && r.bad)
+        rc = nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed header query record");
+    if (!rc)
+        rc = nh_header_query(&h, kind, arg, al, &c->out, &c->err);
+    nh_headers_free(&h);
+    return rc;
 }

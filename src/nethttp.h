@@ -140,6 +140,30 @@ int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, 
 /* Appends "Name: v1, v2\r\n" for every field (each_capitalized). */
 int nh_headers_write(const nh_headers *h, nh_buf *out);
 
+/* ---- Typed readers (header_fields.c): Net::HTTPHeader#range & co ------ */
+
+enum nh_header_query_kind {
+    NH_HQ_RANGE = 1,            /* range: pairs of Integer#to_s (begin, end) */
+    NH_HQ_CONTENT_RANGE = 2,    /* content_range: first, last */
+    NH_HQ_CONTENT_LENGTH = 3,   /* content_length */
+    NH_HQ_CHUNKED = 4,          /* chunked? */
+    NH_HQ_CONTENT_TYPE = 5,     /* content_type */
+    NH_HQ_MAIN_TYPE = 6,        /* main_type */
+    NH_HQ_SUB_TYPE = 7,         /* sub_type */
+    NH_HQ_TYPE_PARAMS = 8,      /* type_params: key, value, ... */
+    NH_HQ_CONNECTION_CLOSE = 9, /* connection_close? */
+    NH_HQ_KEEP_ALIVE = 10,      /* connection_keep_alive? */
+    NH_HQ_FETCH = 11,           /* fetch(arg): found: the value; else the
+                                 * downcased key and KeyError's message */
+    NH_HQ_GET_FIELDS = 12       /* get_fields(arg): the values */
+};
+
+/* Runs a reader over the store.  Out: u8 tag (0 nil or false, 1 a value or
+ * true), u32 n, n x (u32 length, bytes).  Raises as MRI does
+ * (Net::HTTPHeaderSyntaxError, NoMethodError). */
+int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t alen, nh_buf *out,
+                    nh_error *err);
+
 /* ---- Form encoding (form.c): URI.encode_www_form & co ----------------- */
 
 int nh_encode_www_form_component(nh_buf *out, const uint8_t *s, size_t n);

@@ -278,7 +278,9 @@ enum {
     OP_BODY = 5,
     OP_EXEC = 6,
     OP_GET = 7,
-    OP_DUMP = 8
+    OP_DUMP = 8,
+    OP_QUERY = 9,
+    OP_SET_RAW = 10
 };
 
 static int set_form(req *q, nh_reader *r, nh_buf *out, nh_error *err)
@@ -463,6 +465,19 @@ int nh_request_run(nh_req *qp, const uint8_t *in, size_t in_len, nh_buf *out, nh
             rc = nh_buf_putc(out, fi >= 0);
             if (!rc && fi >= 0)
                 rc = nh_headers_join(&q.h, fi, out);
+            break;
+        } else if (op == OP_SET_RAW) {
+            /* @header[lkey] = [value]: the helpers (basic_auth,
+             * set_content_type, set_range, content_length=) write the
+             * Hash directly, with no CR/LF check */
+            k = nh_rd_str(&r, &kl);
+            const uint8_t *v = nh_rd_str(&r, &vl);
+            long fi = nh_headers_set(&q.h, k, kl);
+            rc = fi < 0 ? NH_NOMEM : nh_headers_push(&q.h, fi, v, vl);
+        } else if (op == OP_QUERY) {
+            uint8_t kind = nh_rd_u8(&r);
+            const uint8_t *arg = nh_rd_str(&r, &vl);
+            rc = nh_header_query(&q.h, kind, arg, vl, out, err);
             break;
         } else if (op == OP_DUMP) {
             rc = dump_headers(&q, out);

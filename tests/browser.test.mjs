@@ -7,32 +7,18 @@
 // keeps the page's screenshot there (otherwise it goes to a temporary folder).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExampleServers } from '../examples/browser/serve.mjs';
-
-const CHROMIUM = process.env.NETHTTP_CHROMIUM || '/usr/bin/chromium';
-let chromium = null;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  chromium = null;
-}
-const skip = !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : !chromium ? 'playwright-core is not installed' : false;
+import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
 
 test('browser: Net::HTTP in ruby.wasm 4.0 over fetch(), and the JS API with fetch()', { skip, timeout: 180000 }, async () => {
   const servers = await startExampleServers();
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const browser = await launchChromium();
   const dir = mkdtempSync(join(tmpdir(), 'nethttp-browser-'));
   try {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 1600 } });
-    const logs = [];
-    page.on('console', (m) => logs.push(`${m.type()}: ${m.text()}`));
-    page.on('pageerror', (e) => logs.push(`pageerror: ${e.message}`));
+    const { page, logs } = await newLoggedPage(browser, { width: 1100, height: 1600 });
     await page.goto(servers.pageUrl);
     await page.waitForSelector('body[data-done]', { timeout: 150000 });
     const results = await page.evaluate(() => window.__results);

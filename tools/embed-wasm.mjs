@@ -19,16 +19,19 @@ const toCjs = (src) =>
   src
     .replace(/^import\b[^;]*?from\s*['"][^'"]+['"];?/gm, '')
     .replace(/^export\s*\{[^}]*\}\s*(from\s*['"][^'"]+['"])?;?/gm, '')
-    .replace(/^export (class|function|const|let|async function) (\w+)/gm, (_, kind, name) => {
+    .replace(/^export (class|function\*?|const|let|async function\*?) (\w+)/gm, (_, kind, name) => {
       names.push(name);
       return `${kind} ${name}`;
     });
 // Every ESM source in dependency order; index.mjs last.
-const sources = ['js/core.mjs', 'js/response.mjs', 'js/index.mjs'].filter((f) => existsSync(new URL(f, root)));
+const sources = ['js/header-helpers.mjs', 'js/multipart.mjs', 'js/body-stream.mjs', 'js/fetch.mjs', 'js/core.mjs', 'js/response.mjs', 'js/index.mjs'].filter((f) => existsSync(new URL(f, root)));
 const body = sources.map((f) => toCjs(readFileSync(new URL(f, root), 'utf8'))).join('\n');
+// module.exports: exactly the names index.mjs exports
+const esmNames = Object.keys(await import(new URL('js/index.mjs', root).href)).sort();
+for (const n of esmNames) if (n !== 'wasmSha256' && !names.includes(n)) throw new Error(`index.cjs cannot export ${n}`);
 const out =
   `${header.replace('wasm/nethttp.wasm', 'the ESM sources in js/ and wasm/nethttp.wasm')}'use strict';\n` +
   `const wasmSha256 = '${sha}';\nconst wasmBase64 =\n  '${b64}';\n` +
   body +
-  `\nmodule.exports = { ${[...new Set(names), 'wasmSha256'].join(', ')} };\n`;
+  `\nmodule.exports = { ${esmNames.join(', ')} };\n`;
 writeFileSync(new URL('js/index.cjs', root), out);

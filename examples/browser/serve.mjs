@@ -1,10 +1,12 @@
 // The browser example's two local servers, both on 127.0.0.1:
 //
-//   page server  serves examples/browser/ at /, and the package's js/, ruby/
-//                and the node_modules files the page imports (ruby.wasm 4.0,
-//                @ruby/wasm-wasi, @bjorn3/browser_wasi_shim)
+//   page server  serves examples/browser/ at /, the playground at /playground/,
+//                the package's js/, ruby/ and the node_modules files the pages
+//                import (ruby.wasm 4.0, @ruby/wasm-wasi, @bjorn3/browser_wasi_shim),
+//                and an empty page at /blank for tests that import the package
 //   API server   another origin, with CORS headers: echoes what it received
-//                (GET /hello, POST /form, GET /gzip) and records every request
+//                (GET /hello, POST /form, GET /gzip, GET /status/404) and records
+//                every request
 //
 //   node examples/browser/serve.mjs     # prints the page's URL; open it in a browser
 //
@@ -32,6 +34,7 @@ const TYPES = {
 // What the page may load: the example, the package, and these packages.
 const ALLOWED = [
   join(root, 'examples', 'browser') + sep,
+  join(root, 'playground') + sep,
   join(root, 'js') + sep,
   join(root, 'ruby') + sep,
   join(root, 'node_modules', '@ruby', 'wasm-wasi') + sep,
@@ -44,6 +47,11 @@ function pageServer() {
     const url = new URL(req.url, 'http://x');
     let path = decodeURIComponent(url.pathname);
     if (path === '/') path = '/examples/browser/index.html';
+    if (path === '/blank') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>blank</title>');
+      return;
+    }
+    if (path.endsWith('/')) path += 'index.html';
     const file = normalize(join(root, path));
     if (!ALLOWED.some((dir) => file.startsWith(dir))) {
       res.writeHead(404).end('not found');
@@ -91,6 +99,8 @@ function apiServer(requests) {
       }
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       res.setHeader('X-Served', 'plain');
+      const status = /^\/status\/([1-5]\d\d)\b/.exec(req.url); // GET /status/404: that status
+      if (status) res.writeHead(Number(status[1]), 'Status Test');
       res.end(echo);
     });
   });
@@ -103,7 +113,7 @@ function listen(server, port = 0) {
   });
 }
 
-/** Starts both servers: { pageUrl, apiUrl, requests, close() }. */
+/** Starts both servers: { origin, pageUrl, apiUrl, requests, close() }. */
 export async function startExampleServers({ pagePort = 0, apiPort = 0 } = {}) {
   const requests = [];
   const page = pageServer();
@@ -112,6 +122,7 @@ export async function startExampleServers({ pagePort = 0, apiPort = 0 } = {}) {
   const a = await listen(api, apiPort);
   const apiUrl = `http://127.0.0.1:${a}`;
   return {
+    origin: `http://127.0.0.1:${p}`,
     pageUrl: `http://127.0.0.1:${p}/?api=${encodeURIComponent(apiUrl)}`,
     apiUrl,
     requests,

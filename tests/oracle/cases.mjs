@@ -8,7 +8,7 @@ export const casesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'cas
 /** The ops that runner.rb / ours.mjs know (tests/cases/ also holds response-*.json,
  * run by tests/oracle/response.mjs, with results of another shape). */
 export const OPS = new Set(['request', 'encode_www_form', 'encode_www_form_component', 'decode_www_form',
-  'decode_www_form_component', 'each_capitalized', 'capitalize']);
+  'decode_www_form_component', 'each_capitalized', 'capitalize', 'response_header']);
 
 /** [{ name, cases }] for every tests/cases/<name>.json whose cases are all of OPS, sorted by name. */
 export function loadCaseFiles() {

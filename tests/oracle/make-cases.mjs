@@ -459,6 +459,213 @@ const B64 = (bytes) => ({ base64: Buffer.from(bytes).toString('base64') });
   E([['Content-Type', 'text/html'], ['content-type', 'charset=x'], ['Content-Length', '3']]);
 }
 
+// ---------------------------------------------------------------- Net::HTTPHeader helpers
+// Requests built with the helpers' writers, then every reader (before exec),
+// then the bytes.
+const ALLQ = [['range'], ['content_range'], ['range_length'], ['content_length'], ['chunked?'],
+  ['content_type'], ['main_type'], ['sub_type'], ['type_params'], ['connection_close?'],
+  ['connection_keep_alive?'], ['get_fields', 'Content-Type'], ['get_fields', 'X-None'], ['fetch', 'Range'],
+  ['fetch', 'X-None'], ['fetch', 'X-Ünï'], ['fetch', 'X-None', 'dflt'], ['fetch', 'X-None', ['a', 1]],
+  ['fetch', 'X-None', null], ['fetch_block', 'X-NoNE'], ['fetch_block', 'content-type']];
+{
+  const F = 'helpers';
+  const H = (ops, init = null, method = 'GET') => add(F, { ...req(method, U('http://example.com/p'), init, ops), queries: ALLQ });
+  const set = (k, v) => ['set', k, v];
+  // readers over values set with []=
+  const ranges = ['bytes=0-499', 'bytes=500-999', 'bytes=-500', 'bytes=9500-', 'bytes=0-0,-1', 'bytes=500-600,601-999',
+    'bytes=500-700,601-999', 'bytes=0-', 'bytes=-0', 'bytes=00-', 'bytes=0-0', 'bytes=5-4', 'bytes=5-5', 'bytes=05-4',
+    'bytes=1-2, 3-4', 'bytes=1-2 ,3-4', 'bytes=1-2,\t3-4', 'bytes=1-2,,3-4', 'bytes=,1-2', 'bytes=, 1-2', 'bytes=1-2,',
+    'bytes=1-2,,', 'bytes=1-2, ', 'bytes=1-2, -3', 'bytes=1-2,-3', 'bytes=1-2, ,3-4', 'bytes=1-2-3', 'bytes=-', 'bytes=',
+    'bytes=a-b', 'Bytes=1-2', 'bytes =1-2', 'bytes=1-2 ', ' bytes=1-2', 'bytes=99999999999999999999999-1',
+    'bytes=1-99999999999999999999999', 'bytes=99999999999999999999998-99999999999999999999999', 'bytes=-99999999999999999999',
+    'bytes=0-,0-', 'bytes=0-5,-0', 'bytes=1-2;3-4', 'items=1-2', 'bytes=١-٢', 'bytes=\u0660-1', ''];
+  for (const r of ranges) H([set('Range', r)]);
+  H([set('Range', ['bytes=1-2', '3-4'])]);
+  H([['add', 'Range', 'bytes=1-2'], ['add', 'Range', 'bytes=3-4']]);
+  H([], [['Range', 'bytes=1-5']]);
+  const crs = ['bytes 0-499/1234', 'bytes 500-999/*', 'bytes 0-0/1', '  bytes 1-2/3', 'bytes\t1-2/3', 'bytes  1-2/3 trailing',
+    'bytes 5-1/10', 'bytes 1-2/', 'bytes 1-2', 'bytes1-2/3', 'items 1-2/3', 'Bytes 1-2/3', 'bytes -1-2/3', 'bytes 1--2/3',
+    'bytes 99999999999999999999-99999999999999999999999/*', 'b_x 1-2/3', 'é 1-2/3', 'bytes 1-2/*x', 'bytes 1-2/x', '',
+    'bytes 007-010/20'];
+  for (const v of crs) H([set('Content-Range', v)]);
+  const cls = ['123', ' 123 ', '0', '00123', 'abc', '', 'x12y34', '-5', '+5', '1_000', '99999999999999999999999', '١٢',
+    '3, 4', '12abc'];
+  for (const v of cls) H([set('Content-Length', v)]);
+  H([set('Content-Length', ['5', '6'])]);
+  const tes = ['chunked', 'Chunked', 'CHUNKED', 'gzip, chunked', 'gzip,chunked', 'xchunked', 'chunkedx', 'chunked-x',
+    'x-chunked', '_chunked', 'chunked_', 'chunked;q=1', 'chun\u212Aed', 'chunk\u212Aed', 'échunked', 'chunkedé', '',
+    'chunk ed', 'identity', '(chunked)', '1chunked'];
+  for (const v of tes) H([set('Transfer-Encoding', v)]);
+  const cts = ['text/html', 'text/html; charset=utf-8', ' Text / HTML ; charset = UTF-8 ', 'text', 'text/', '/html', '/',
+    '//', 'a//b', 'a/b/c', 'a//', ';', ';;', ';text/html', 'text/html;', 'text/html;;', 'text/html; ', 'text/html;a',
+    'text/html;a=', 'text/html;=b', 'text/html;a=b=c', 'text/html; a=1; a=2; b=3', 'text/html;a=1;;b=2', '',
+    'multipart/form-data; boundary="x y"', 'text/html; charset=utf-8; q', 'é/ü; ä=ö', 'text/\u000bhtml\u000b',
+    'text/html\u0000', '\u0000text/html', 'a/b; c=d;', 'a/b; c=d;;'];
+  for (const v of cts) H([set('Content-Type', v)]);
+  H([set('Content-Type', [])]);
+  H([set('Content-Type', ['text/plain', 'charset=x'])]);
+  const conns = ['close', 'Close', ' close ', 'keep-alive', 'Keep-Alive', 'foo, close', 'foo,close', 'close, foo',
+    'closed', 'xclose', 'keep-alive, close', 'clo\u017Fe', '\u212Aeep-alive', 'keep-al\u0131ve', '\tclose\t', 'close;',
+    ', close', 'close,', 'foo close', 'upgrade'];
+  for (const v of conns) H([set('Connection', v)]);
+  for (const v of ['close', 'keep-alive', 'x']) H([set('Proxy-Connection', v)]);
+  H([set('Connection', ['foo', 'close'])]);
+  H([set('Connection', ['foo', 'bar']), set('Proxy-Connection', 'keep-alive')]);
+  H([['add', 'Connection', 'a'], ['add', 'Connection', 'close, b']]);
+  H([set('X-Ünï', 'yes'), set('Range', 'bytes=1-2')]);
+  // the writers
+  const auths = [['user', 'pass'], ['', ''], ['ü', 'pässwörd'], ['a:b', 'c'], [null, null], [1, 2.5], [true, false],
+    ['x'.repeat(100), 'y'.repeat(100)], ['\r\n', '\u0000'], ['😀', '\u212a']];
+  for (const [a, p] of auths) {
+    H([['basic_auth', a, p]]);
+    H([['proxy_basic_auth', a, p]]);
+  }
+  H([['basic_auth', 'a', 'b'], set('Authorization', 'Bearer x'), ['basic_auth', 'c', 'd']]);
+  const RG = (b, e, x = false) => ({ range: [b, e, x] });
+  const setRanges = [[0], [1], [5], [-5], [5.7], [-5.7], [0.5], [-0.5], [99999999999999999999], [-1e20], [1e300],
+    [{ int: '123456789012345678901234567890' }], [{ int: '-123456789012345678901234567890' }],
+    [0, 10], [5, 1], [5, 0], [5, -1], [5, -6], [5, -10], [-5, 10], [1.5, 2], [1, 2.5], [0, 0.5], [10, -11],
+    [RG(0, 9)], [RG(0, 9, true)], [RG(5, 5)], [RG(5, 5, true)], [RG(5, 4)], [RG(-5, -1)], [RG(-5, -1, true)],
+    [RG(0, -1)], [RG(5, -1)], [RG(-3, 7)], [RG(3, -7)], [RG(1.5, 3)], [RG(1.5, 3.5, true)], [RG(0, 0)], [RG(0, 0, true)],
+    [RG(5, null)], [RG(5, null, true)], [RG(null, 5)], [RG(-1, -1)], [RG(-1, 0, true)], [RG(1, 0, true)], [RG(0, -2)],
+    [RG(1e20, 1e21)], [RG({ int: '99999999999999999999' }, { int: '100000000000000000000' })],
+    [null], [false], ['5'], [[1, 2]]];
+  for (const a of setRanges) H([['set_range', ...a]]);
+  H([['set_range', 5], ['set_range', null]]);
+  H([set('Range', 'bytes=1-2'), ['set_range', false]]);
+  H([], [['Range', 'bytes=1-2']]);
+  const setCts = [['text/html'], ['text/html', [['charset', 'utf-8']]], ['text/html', []], ['a/b', [['x', 1], ['y', null], ['z', 2.5]]],
+    ['a/b', [['x', '1'], ['x', '2'], ['y', '3']]], ['text/plain\r\nX-Injected: 1'], ['a/b', [['k\n', 'v\r']]], [''],
+    ['ÄÖ/ü', [['ß', 'ẞ']]], ['multipart/form-data', [['boundary', 'abc']]]];
+  for (const a of setCts) H([['set_content_type', ...a]]);
+  H([['form', [['a', '1']], null], ['set_content_type', 'text/plain']]);
+  const lens = [0, 5, 5.9, -3, 99999999999999999999, { int: '123456789012345678901234567890' }, '12', '  12', '-12', '+7',
+    '1_000', '1__0', '_1', '12abc', 'abc', '', '0x1A', '\n 3', null, false];
+  for (const v of lens) H([['content_length=', v]]);
+  H([['body', 'hello'], ['content_length=', 99]]);
+  H([['content_length=', 7], ['body', 'hello']]);
+  H([['set_range', 5], ['basic_auth', 'u', 'p'], ['set_content_type', 'a/b', [['c', 'd']]], ['content_length=', 3]], null, 'POST');
+}
+
+// Responses: the readers over what Net::HTTPResponse.read_new read.
+{
+  const F = 'helpers_response';
+  const RH = (head) => add(F, {
+    op: 'response_header',
+    bytes: Buffer.from(`HTTP/1.1 200 OK\r\n${head}\r\n`, 'latin1').toString('base64'),
+    queries: ALLQ,
+  });
+  const heads = [
+    'Content-Type: text/html; charset=utf-8\r\nContent-Length: 0\r\n',
+    'Content-Range: bytes 0-99/200\r\nContent-Length: 0\r\n', 'Content-Range: bytes 5-1/*\r\nContent-Length: 0\r\n',
+    'Content-Range: items 1-2/3\r\nContent-Length: 0\r\n',
+    'Content-Length: 0\r\nContent-Length: 7\r\n', 'Content-Length: 00\r\n', 'Transfer-Encoding: gzip, CHUNKED\r\n\r\n0\r\n',
+    'Connection: keep-alive\r\nContent-Length: 0\r\n', 'Connection: Close\r\nContent-Length: 0\r\n',
+    'Proxy-Connection: close\r\nConnection: x\r\nContent-Length: 0\r\n',
+    'Connection: clo\xc5\xbfe\r\nContent-Length: 0\r\n', 'Transfer-Encoding: chun\xe2\x84\xaaed\r\nContent-Length: 0\r\n',
+    'Range: bytes=1-2,5-\r\nContent-Length: 0\r\n', 'Range: bytes=x\r\nContent-Length: 0\r\n',
+    'Content-Type: a/b; x=1; x=2\r\nContent-Length: 0\r\n', 'Content-Type: a/b; y\r\nContent-Length: 0\r\n',
+    'Content-Type:\r\nContent-Length: 0\r\n', 'X-Ünï: v\r\nContent-Length: 0\r\n'.replace('Ünï', '\xc3\x9cn\xc3\xaf'),
+    'Content-Length: 0\r\n',
+  ];
+  for (const h of heads) RH(h);
+}
+
+// ---------------------------------------------------------------- set_form
+{
+  const F = 'set_form';
+  const IO = (bytes) => ({ io: Buffer.from(bytes).toString('base64') });
+  const FILE = (name, bytes) => ({ file: { name, base64: Buffer.from(bytes).toString('base64') } });
+  const MP = 'multipart/form-data';
+  const SF = (params, enctype = MP, opts = { boundary: 'XyZzy' }, pre = [], method = 'POST') =>
+    R(F, method, U('http://example.com/upload'), null, [...pre, ['set_form', params, enctype, opts]]);
+  SF([['a', '1'], ['b', '2']]);
+  SF([['a', '1'], ['b', '2']], null, null);
+  SF([['a', '1'], ['b', null], ['c', ['x', 'y']]], 'application/x-www-form-urlencoded', {});
+  SF([['q', 'a b&c']], 'Application/X-WWW-Form-Urlencoded', {});
+  SF([['a', '1']], 'MULTIPART/FORM-DATA');
+  SF([['a', '1']], 'text/plain');
+  SF([['a', '1']], 'multipart/form-data; x=1');
+  SF([['a', '1']], ' multipart/form-data');
+  SF([]);
+  SF([['name', 'Zoë'], ['emoji', '😀']]);
+  SF([['we"ird\\key', 'v'], ['k', 'line1\r\nline2']]);
+  SF([['file', IO([1, 2, 255]), { filename: 'a.bin' }]]);
+  SF([['file', IO([1, 2, 255]), { filename: 'a"b\\c.bin', content_type: 'image/png' }]]);
+  SF([['file', IO([104, 105])]]);
+  SF([['file', IO([200])]]);
+  SF([['ü', 'x'], ['file', IO([200])]]);
+  SF([['file', IO([200])], ['ü', 'x']]);
+  SF([['ü', 'x'], ['file', IO([200]), { filename: 'f' }], ['é', IO([201])]]);
+  SF([['file', FILE('/tmp/dir/report.pdf', [37, 80, 68, 70])]]);
+  SF([['file', FILE('report.pdf', [1]), { filename: 'other.pdf' }]]);
+  SF([['file', FILE('report.pdf', [1]), { filename: null }]]);
+  SF([['file', FILE('dir/', [1])]]);
+  SF([['file', FILE('', [1])]]);
+  SF([['file', 'text content', { filename: 'notes.txt', content_type: 'text/plain' }]]);
+  SF([['file', 'text', { filename: '' }]]);
+  SF([['k', 'v']], MP, { boundary: '' });
+  SF([['k', 'v']], MP, { boundary: 'a b"c' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'UTF-8' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'ISO-8859-1' });
+  SF([['kü', 'v'], ['f', 'x', { filename: 'naïve€.txt' }]], MP, { boundary: 'B', charset: 'US-ASCII' });
+  SF([['k"ü', 'ü'], ['f', IO([200]), { filename: 'ü' }]], MP, { boundary: 'B', charset: 'ISO-8859-1' });
+  SF([['a', '1'], ['file', IO([1, 2, 3]), { filename: 'x' }], ['b', '2']], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'chunked']]);
+  SF([['a', '1'], ['b', '2']], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'gzip, chunked']]);
+  SF([['a', '1'], ['file', IO([]), { filename: 'f.bin' }]], MP, { boundary: 'B' }, [['set', 'Transfer-Encoding', 'chunked']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [['set', 'Content-Length', '999'], ['body', 'old']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [['set_content_type', 'text/html']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['body', 'replaced']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['form', [['x', 'y']], null]]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['set', 'Content-Type', 'text/plain']]);
+  R(F, 'POST', U('http://example.com/upload'), null, [['set_form', [['a', '1']], MP, { boundary: 'B' }], ['set', 'Content-Type', ' Multipart/Form-Data ; x=y']]);
+  SF([['a', '1']], MP, { boundary: 'B' }, [], 'PUT');
+  SF([['a', 'x'.repeat(5000)], ['f', IO(new Array(5000).fill(65)), { filename: 'big' }]], MP, { boundary: 'B' });
+}
+
+// ---------------------------------------------------------------- body_stream
+{
+  const F = 'body_stream';
+  const S = (pieces, pre = [], method = 'POST', init = null) =>
+    R(F, method, U('http://example.com/up'), init, [...pre, ['body_stream', { pieces }]]);
+  const TE = ['set', 'Transfer-Encoding', 'chunked'];
+  const CL = (n) => ['set', 'Content-Length', n];
+  const big = (n, c = 97) => B64(new Array(n).fill(c));
+  S(['hello'], [TE]);
+  S(['hello', ' ', 'world'], [TE]);
+  S(['a', '', 'b'], [TE]); // an empty piece is no read
+  S([], [TE]);
+  S([''], [TE]);
+  S([big(16384)], [TE]);
+  S([big(16385)], [TE]);
+  S([big(40000), 'tail', big(16383, 98)], [TE]);
+  S([B64([0, 13, 10, 255])], [TE]);
+  S(['Zoë ✓'], [TE]);
+  S(['hello'], [CL('5')]);
+  S(['hel', 'lo'], [CL(5)]);
+  S(['short'], [CL('99')]); // the length is not checked against the stream
+  S([big(40000)], [CL('40000')]);
+  S(['x'], [CL('0')]);
+  S(['hello']); // neither: ArgumentError
+  S(['hello'], [['set', 'Transfer-Encoding', 'gzip']]);
+  S(['hello'], [['set', 'Transfer-Encoding', 'gzip, chunked']], 'PUT');
+  S(['hello'], [CL('abc')]);
+  S(['hello'], [CL('5'), TE]);
+  S(['hello'], [TE, ['set', 'Content-Type', 'text/plain']]);
+  S(['hello'], [TE, ['body', 'replaced']]);
+  S(['hello'], [['body', 'first'], TE]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['body', 'b']]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['form', [['a', '1']], null]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { pieces: ['s'] }], ['set_form', [['a', '1']], 'multipart/form-data', { boundary: 'B' }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['set_form', [['a', '1']], 'multipart/form-data', { boundary: 'B' }], ['body_stream', { pieces: ['s'] }]]);
+  S(['hello'], [TE], 'GET');
+  S(['hello'], [TE], 'BREW');
+  S(['hello'], [CL('5')], 'POST', [['Expect', '100-continue']]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { stringio: big(40000) }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [CL('3'), ['body_stream', { stringio: 'abc' }]]);
+  R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { stringio: '' }]]);
+}
+
 mkdirSync(casesDir, { recursive: true });
 let total = 0;
 for (const [name, { cases: list }] of Object.entries(files)) {

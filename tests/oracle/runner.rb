@@ -150,10 +150,26 @@ module NetHttpOracle
             req.set_form_data(form_pairs(op[1]), op[2])
           end
         when 'body' then req.body = value(op[1])
+        when 'basic_auth' then req.basic_auth(value(op[1]), value(op[2]))
+        when 'proxy_basic_auth' then req.proxy_basic_auth(value(op[1]), value(op[2]))
+        when 'set_range'
+          r = range_value(op[1])
+          op.length > 2 ? req.set_range(r, value(op[2])) : req.set_range(r)
+        when 'set_content_type'
+          op.length > 2 ? req.set_content_type(value(op[1]), init_hash(op[2])) : req.set_content_type(value(op[1]))
+        when 'content_length=' then req.content_length = value(op[1])
+        when 'body_stream' then req.body_stream = stream_value(op[1])
+        when 'set_form'
+          # encode_multipart_form_data writes to a Tempfile: the batch folder
+          ENV['TMPDIR'] = '/io' unless ENV['TMPDIR']
+          params = op[1].map { |k, v, h| form_entry(k, v, h) }
+          opts = (op[3] || {}).to_h { |k, v| [k.to_sym, v] }
+          req.set_form(params, *[op[2] || 'application/x-www-form-urlencoded', opts])
         else raise VMBroken, "oracle: unknown op #{op[0].inspect}"
         end
       end
       step = (c['ops'] || []).length
+      found = c['queries'] && queries(req, c['queries'])
       ver = c['version'] || '1.1'
       if NetHttpOracle.use_buffered_io
         io = StringIO.new(+''.b)
@@ -162,7 +178,9 @@ module NetHttpOracle
         io = WriteSink.new
         req.exec(io, ver, req.path)
       end
-      { 'bytes' => bin(io.string) }
+      out = { 'bytes' => bin(io.string) }
+      out['queries'] = found if found
+      out
     rescue VMBroken
       raise
     rescue Exception => e # rubocop:disable Lint/RescueException
@@ -170,10 +188,109 @@ module NetHttpOracle
     end
   end
 
+  # A body_stream that hands its pieces out as a pipe does: readpartial
+  # (which IO.copy_stream prefers) returns at most the rest of the current
+  # piece, and never an empty string.
+  class PieceIO
+    def initialize(pieces)
+      @pieces = pieces.map(&:b).reject(&:empty?)
+    end
+
+    def readpartial(len, buf = nil)
+      raise EOFError, 'end of file reached' if @pieces.empty?
+      s = @pieces[0].byteslice(0, len)
+      rest = @pieces[0].byteslice(s.bytesize, @pieces[0].bytesize - s.bytesize)
+      rest.empty? ? @pieces.shift : @pieces[0] = rest
+      buf ? buf.replace(s) : s
+    end
+  end
+
+  # body_stream values: {"pieces": [v, ...]} is a PieceIO, {"stringio": v} a StringIO.
+  def stream_value(v)
+    return PieceIO.new(v['pieces'].map { |x| value(x) }) if v.key?('pieces')
+    StringIO.new(value(v['stringio']).b)
+  end
+
+  # An IO with a path, as a File is for encode_multipart_form_data.
+  class NamedIO < StringIO
+    def initialize(bytes, path)
+      super(bytes)
+      @path = path
+    end
+
+    def to_path
+      @path
+    end
+  end
+
+  # set_form entries: {"io": base64} is a StringIO, {"file": {"name", "base64"}}
+  # an IO with to_path; the options hash gets symbol keys.
+  def form_entry(k, v, h)
+    v = if v.is_a?(Hash) && v.key?('io') then StringIO.new(v['io'].unpack1('m0'))
+        elsif v.is_a?(Hash) && v.key?('file') then NamedIO.new(v['file']['base64'].unpack1('m0'), v['file']['name'])
+        else value(v)
+        end
+    h.nil? ? [k, v] : [k, v, h.to_h { |hk, hv| [hk.to_sym, hv] }]
+  end
+
+  # {"range": [begin, end, exclude_end]} is a Range; anything else a value.
+  def range_value(v)
+    return value(v) unless v.is_a?(Hash) && v.key?('range')
+    b, e, x = v['range']
+    Range.new(value(b), value(e), x)
+  end
+
+  def int_s(v)
+    v.nil? ? nil : v.to_s
+  end
+
+  # Net::HTTPHeader's readers, each rescued on its own.
+  def query(h, q)
+    case q[0]
+    when 'range' then h.range&.map { |r| [r.begin.to_s, r.end.to_s] }
+    when 'content_range'
+      r = h.content_range
+      r && [r.begin.to_s, r.end.to_s]
+    when 'range_length' then int_s(h.range_length)
+    when 'content_length' then int_s(h.content_length)
+    when 'chunked?' then h.chunked?
+    when 'content_type' then h.content_type&.then { |s| text(s) }
+    when 'main_type' then h.main_type&.then { |s| text(s) }
+    when 'sub_type' then h.sub_type&.then { |s| text(s) }
+    when 'type_params' then h.type_params.map { |k, v| [text(k), text(v)] }
+    when 'connection_close?' then h.connection_close?
+    when 'connection_keep_alive?' then h.connection_keep_alive?
+    when 'get_fields' then h.get_fields(q[1])&.map { |s| text(s) }
+    when 'fetch'
+      r = q.length > 2 ? h.fetch(q[1], value(q[2])) : h.fetch(q[1])
+      r.is_a?(String) ? text(r) : r
+    when 'fetch_block' then text(h.fetch(q[1]) { |k| "block:#{k}" })
+    else raise VMBroken, "oracle: unknown query #{q[0].inspect}"
+    end
+  rescue VMBroken
+    raise
+  rescue Exception => e # rubocop:disable Lint/RescueException
+    error(e)
+  end
+
+  def queries(h, list)
+    list.map { |q| query(h, q) }
+  end
+
+  # A response read as Net::HTTP reads it, then the readers.
+  def response_header(c)
+    sock = Net::BufferedIO.new(StringIO.new(c['bytes'].unpack1('m0')))
+    res = Net::HTTPResponse.read_new(sock)
+    res.reading_body(sock, true) {}
+    { 'queries' => queries(res, c['queries']) }
+  end
+
   def run_case(c)
     case c['op']
     when 'request'
       request(c)
+    when 'response_header'
+      response_header(c)
     when 'encode_www_form'
       { 'string' => text(URI.encode_www_form(form_pairs(c['pairs']))) }
     when 'encode_www_form_component'

@@ -28,3 +28,22 @@ const evs: ResponseEvent[] = p.feed('HTTP/1.1 200 OK\r\n\r\n');
 for (const ev of [...evs, ...p.finish()]) if (ev.type === 'body') console.log(ev.data.length);
 p.close();
 console.log(ct, all, res.code, res.body?.length, api.parseResponse);
+
+const hr = new Request('GET', '/');
+hr.basicAuth('u', 'p').setRange({ begin: 0, end: 99 }).setRange(0, 100).setContentType('text/html', { charset: 'utf-8' }).setContentLength('12');
+const rg: Array<[number | bigint, number | bigint]> | null = hr.range();
+const ctype: string | null = hr.contentType();
+const fv: string | number = hr.fetch('x', 1);
+const fb: string = hr.fetch('x', (k) => k);
+const ka: boolean = res.isConnectionKeepAlive() || res.isChunked();
+console.log(rg, ctype, fv, fb, ka, res.contentLength(), res.typeParams());
+hr.setForm([['a', 'b'], ['f', new Uint8Array(1), { filename: 'f.bin', contentType: 'image/png' }]], 'multipart/form-data', { boundary: 'x' });
+hr.toBytesAsync().then((b: Uint8Array) => console.log(b.length));
+
+const up = new Request('PUT', URI('http://example.com/big'), { 'Transfer-Encoding': 'chunked' });
+up.bodyStream = [new Uint8Array(3), 'text'];
+up.bodyStream = new ReadableStream<Uint8Array>();
+async function send(w: (b: Uint8Array) => void) {
+  for await (const piece of up.stream()) w(piece);
+}
+console.log(send);

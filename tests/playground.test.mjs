@@ -1,0 +1,106 @@
+// The playground page (playground/) in headless Chromium: typing into the
+// request form changes the bytes shown for 4.0 and 3.4, which are the bytes
+// the package writes in Node for the same request; a pasted response is read
+// leniently and strictly. Writes a screenshot to build/playground.png
+// (NETHTTP_SCREENSHOT=path puts it elsewhere).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startExampleServers } from '../examples/browser/serve.mjs';
+import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
+import { Request, URI, parseResponse } from '../js/index.mjs';
+
+const SHOT = process.env.NETHTTP_SCREENSHOT || fileURLToPath(new URL('../build/playground.png', import.meta.url));
+const text = (u8) => Buffer.from(u8).toString('latin1');
+
+test('playground: live request bytes for 4.0 and 3.4, a response read leniently and strictly', { skip, timeout: 120000 }, async () => {
+  const servers = await startExampleServers();
+  const browser = await launchChromium();
+  try {
+    const { page, logs } = await newLoggedPage(browser, { width: 1400, height: 1000 });
+    await page.goto(`${servers.origin}/playground/`);
+    await page.waitForSelector('body[data-ready]', { timeout: 60000 });
+    assert.equal(await page.getAttribute('body', 'data-ready'), '1', logs.join('\n'));
+    const shown = async (id) => page.textContent(`[id="${id}"]`);
+    const bytesOf = async (profile) => {
+      const r = await page.evaluate((p) => {
+        const x = window.__playground.request[p];
+        return x.bytes ? { bytes: Array.from(x.bytes) } : x;
+      }, profile);
+      assert.ok(r.bytes, JSON.stringify(r));
+      return Uint8Array.from(r.bytes);
+    };
+
+    // the initial form: a urlencoded POST
+    const first = await shown('req-4.0');
+    assert.match(first, /^POST \/signup\?ref=home HTTP\/1\.1\\r\nX-Trace: abc\\r\n/);
+    assert.match(first, /name=Zo%C3%AB&langs=ruby&tilde=%7E$/);
+
+    // typing a URL, a header and a raw body changes both columns
+    await page.selectOption('#method', 'PUT');
+    await page.fill('#url', 'http://[::1]:8080/items/7');
+    await page.fill('#headers', 'X-Trace: typed');
+    await page.check('input[name=bodykind][value=raw]');
+    await page.fill('#raw', 'hello');
+    for (const profile of ['4.0', '3.4']) {
+      const want = new Request('PUT', URI('http://[::1]:8080/items/7'), [['X-Trace', 'typed']], { profile });
+      want.body = 'hello';
+      assert.equal(text(await bytesOf(profile)), text(want.toBytes()), profile);
+    }
+    const v40 = await shown('req-4.0');
+    const v34 = await shown('req-3.4');
+    assert.match(v40, /^PUT \/items\/7 HTTP\/1\.1\\r\nX-Trace: typed\\r\n/);
+    assert.match(v40, /Host: \[::1\]:8080\\r\n/); // 4.0 brackets an IPv6 host
+    assert.match(v34, /Host: ::1:8080\\r\n/);
+    assert.ok(!v40.includes('Content-Type')); // 4.0 adds no default Content-Type
+    assert.match(v34, /Content-Type: application\/x-www-form-urlencoded\\r\n/);
+    assert.notEqual(v40, first);
+
+    // a file: a multipart form with the typed boundary, as Node writes it
+    await page.selectOption('#method', 'POST');
+    await page.fill('#url', 'http://example.com/upload');
+    await page.fill('#boundary', 'XyZ');
+    await page.fill('#fields', 'name=Zoë');
+    const fileBytes = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0xff]);
+    await page.setInputFiles('#file', { name: 'cat.png', mimeType: 'image/png', buffer: fileBytes });
+    await page.waitForFunction(() => document.getElementById('req-4.0').textContent.includes('cat.png'));
+    for (const profile of ['4.0', '3.4']) {
+      const want = new Request('POST', URI('http://example.com/upload'), [['X-Trace', 'typed']], { profile });
+      want.setForm([['name', 'Zoë'], ['file', new Uint8Array(fileBytes), { filename: 'cat.png', contentType: 'image/png' }]], 'multipart/form-data', { boundary: 'XyZ' });
+      assert.equal(text(await bytesOf(profile)), text(want.toBytes()), profile);
+    }
+    const mp = await shown('req-4.0');
+    assert.match(mp, /Content-Type: multipart\/form-data; boundary=XyZ\\r\n/);
+    assert.ok(mp.includes('filename="cat.png"\\r\nContent-Type: image/png\\r\n\\r\n\\x89PNG\\r\n\\x1a\n\\x00\\xff\\r\n--XyZ--\\r\n'), mp);
+
+    // an error Ruby raises is shown as Class: message
+    await page.fill('#url', 'http://exa mple.com/');
+    assert.match(await shown('req-4.0'), /^URI::InvalidURIError: bad URI/);
+    await page.fill('#url', 'http://example.com/upload');
+
+    // the response: MRI reads chunked over Content-Length; strict refuses both
+    const smuggle = 'HTTP/1.1 200 OK\nContent-Length: 3\nTransfer-Encoding: chunked\nX-A: 1\n\n2\nhi\n0\n\n';
+    await page.fill('#response', smuggle);
+    const lenient = await shown('res-lenient');
+    const want = parseResponse(Buffer.from(smuggle.replace(/\n/g, '\r\n')));
+    assert.ok(lenient.startsWith('Net::HTTPOK\nHTTP/1.1 200 OK\n\nContent-Length: 3\nTransfer-Encoding: chunked\nX-A: 1\n\nbody (2 bytes):\nhi'), lenient);
+    assert.deepEqual(await page.evaluate(() => window.__playground.response.lenient), JSON.parse(JSON.stringify(want.toJSON())));
+    assert.match(await shown('res-strict'), /^Net::HTTPBadResponse: .*\(strict\)$/);
+    // HEAD: no body
+    await page.selectOption('#res-method', 'HEAD');
+    assert.match(await shown('res-lenient'), /\nbody: nil\n\n\(12 bytes after the message: the next response\)$/);
+    await page.selectOption('#res-method', 'GET');
+    await page.fill('#response', 'HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 5\n\nhello');
+    assert.match(await shown('res-strict'), /^Net::HTTPOK\n[^]*body \(5 bytes\):\nhello$/);
+
+    mkdirSync(dirname(SHOT), { recursive: true });
+    await page.screenshot({ path: SHOT, fullPage: true });
+    assert.ok(statSync(SHOT).size > 20000, 'a screenshot was written');
+    assert.deepEqual(logs.filter((l) => l.startsWith('pageerror')), []);
+  } finally {
+    await browser.close();
+    await servers.close();
+  }
+});
