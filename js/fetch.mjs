@@ -12,6 +12,11 @@ const FETCH_FORBIDDEN = new Set(['accept-charset', 'accept-encoding', 'access-co
   'host', 'keep-alive', 'origin', 'referer', 'set-cookie', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'via']);
 const FETCH_FORBIDDEN_PREFIX = /^(proxy-|sec-)/;
 
+/** Whether a page may not set this request header (a downcased name). */
+export function isForbiddenRequestHeader(lower) {
+  return FETCH_FORBIDDEN.has(lower) || FETCH_FORBIDDEN_PREFIX.test(lower);
+}
+
 const fetchLatin1 = new TextDecoder('latin1');
 
 // The head and body of the bytes Net::HTTPGenericRequest#exec writes.
@@ -47,7 +52,7 @@ export function requestToFetch(req, url, bytes) {
     const value = line.slice(c + 2);
     const lower = name.toLowerCase();
     if (lower === 'transfer-encoding' && /(?:^|[^\-\w])chunked(?![\-\w])/i.test(value)) chunked = true;
-    if (FETCH_FORBIDDEN.has(lower) || FETCH_FORBIDDEN_PREFIX.test(lower)) dropped.push(name);
+    if (isForbiddenRequestHeader(lower)) dropped.push(name);
     else headers.push([name, value]);
   }
   // the head was written as UTF-8 bytes; Headers takes ByteStrings

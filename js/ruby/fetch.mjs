@@ -2,6 +2,7 @@
 // and each response HTTP/1.1 bytes for the same parser. Browsers have no
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn } from './conn.mjs';
+import { isForbiddenRequestHeader } from '../fetch.mjs';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
@@ -18,17 +19,6 @@ function concat(list) {
   return out;
 }
 
-// Request headers a page may not set (the Fetch standard's forbidden request
-// headers); fetch() would drop them anyway. Host comes from the URL.
-const FORBIDDEN = new Set([
-  'accept-charset', 'accept-encoding', 'access-control-request-headers', 'access-control-request-method',
-  'connection', 'content-length', 'cookie', 'cookie2', 'date', 'dnt', 'expect', 'host', 'keep-alive',
-  'origin', 'referer', 'set-cookie', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'via',
-]);
-
-function forbidden(name) {
-  return FORBIDDEN.has(name) || name.startsWith('proxy-') || name.startsWith('sec-');
-}
 
 // A "connection" that turns each request the codec writes into one fetch()
 // and each response into HTTP/1.1 bytes for the same parser. The browser
@@ -68,7 +58,7 @@ class FetchConn extends Conn {
     const dropped = [];
     for (const [name, value] of req.headers) {
       const lower = name.toLowerCase();
-      if (forbidden(lower)) {
+      if (isForbiddenRequestHeader(lower)) {
         dropped.push(name);
         continue;
       }
