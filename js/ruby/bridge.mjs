@@ -18,6 +18,8 @@ const latin1 = new TextDecoder('latin1');
 const NL = 10;
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
+// Parsers kept for reuse.
+const PARSER_POOL = 8;
 const CLOSED = 'IOError\nclosed stream';
 
 export class Bridge {
@@ -29,6 +31,7 @@ export class Bridge {
     this.transport = transport;
     this.blocking = !!transport.blocking;
     this.conns = new Map();
+    this.parsers = []; // parsers of closed connections, for new ones
     this.nextId = 1;
     this.lastError = '';
     this.droppedHeaders = [];
@@ -45,6 +48,21 @@ export class Bridge {
     const buf = this.memory.buffer;
     if (!this._u8 || this._u8.buffer !== buf) this._u8 = new Uint8Array(buf);
     return this._u8;
+  }
+
+  // A ResponseParser for a new connection: one a closed connection left,
+  // started on a new stream, or a new one.
+  takeParser(options) {
+    const p = this.parsers.pop();
+    if (!p) return new this.ResponseParser(options);
+    p.reset({ ...options, streamOffset: 0 });
+    return p;
+  }
+
+  releaseParser(p) {
+    p.takePending();
+    if (this.parsers.length < PARSER_POOL) this.parsers.push(p);
+    else p.close();
   }
 
   add(conn) {
