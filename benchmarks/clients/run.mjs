@@ -98,7 +98,7 @@ const CLIENTS = [
   { id: 'node-net', runtime: 'node', name: 'net', title: 'net socket (raw)', modes: { oneoff: 'socket per request', persistent: 'one socket' } },
 ];
 // seed 001: TCPSocket vs Net::HTTP (reconnecting) vs Net::HTTP::Persistent, plus Net::HTTP.start
-export const SEED_ROWS = [
+const SEED_ROWS = [
   ['tcpsocket', 'persistent', 'TCPSocket, one socket'],
   ['net-http', 'oneoff', 'Net::HTTP.get_response (reconnects)'],
   ['net-http', 'persistent', 'Net::HTTP.start (one connection)'],
@@ -120,10 +120,11 @@ function planRows(opts, clients) {
   const add = (client, mode, extra) => {
     if (!rows.some((r) => r.client === client && r.mode === mode)) rows.push({ client, mode, extra });
   };
+  const want = opts.p ? 'persistent' : 'oneoff';
   for (const c of clients) {
     const modes = Object.keys(c.modes);
     if (opts.quick) modes.forEach((m) => add(c, m, false));
-    else add(c, c.modes[opts.p ? 'persistent' : 'oneoff'] ? (opts.p ? 'persistent' : 'oneoff') : modes[0], false);
+    else add(c, c.modes[want] ? want : modes[0], false);
   }
   if (!opts.clients) {
     for (const [name, mode] of SEED_ROWS) {
@@ -207,11 +208,16 @@ function runtimeMissing(runtime) {
   return null;
 }
 
+let stopping = false;
 function startServer() {
   return new Promise((resolve, reject) => {
     const child = fork(`${here}server.mjs`, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     child.once('message', (info) => resolve({ ...info, child }));
-    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+    child.once('exit', (code, signal) => {
+      const why = `the server exited (${signal || `exit ${code}`})`;
+      if (!stopping) console.error(`# ${why}`);
+      reject(new Error(why));
+    });
   });
 }
 
@@ -231,7 +237,7 @@ function get(url, ca) {
 }
 
 // ---- statistics ----
-export const median = (xs) => {
+const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? (s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2) : NaN;
 };
@@ -379,6 +385,7 @@ async function main() {
     console.log(`# pass ${p + 1}/${opts.passes}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   }
   for (const w of workers.values()) if (w.proc) w.proc.close();
+  stopping = true;
   if (server) server.child.kill('SIGTERM');
 
   for (const r of live) r.summary = summarize(r);
@@ -418,7 +425,7 @@ async function main() {
     opts.p ? 'persistent' : 'oneoff',
     target.protocol === 'https:' ? 'tls' : '',
     opts.c > 1 ? `c${opts.c}` : '',
-    server && target.pathname === `/bytes/${DEFAULT_SIZE}` ? '' : slug(server ? target.pathname : `${target.host}${target.pathname}`),
+    target.pathname === `/bytes/${DEFAULT_SIZE}` ? '' : slug(target.pathname),
     opts.clients ? slug(opts.clients.join('-')) : '',
   ].filter(Boolean).join('-');
   const outDir = opts.quick ? `${root}build/bench` : `${root}benchmarks/results`;
