@@ -386,7 +386,7 @@ async function main() {
   }
   for (const w of workers.values()) if (w.proc) w.proc.close();
   stopping = true;
-  if (server) server.child.kill('SIGTERM');
+  if (server) server.child.disconnect();
 
   for (const r of live) r.summary = summarize(r);
   const run = {

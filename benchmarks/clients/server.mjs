@@ -137,11 +137,15 @@ const stop = () => {
   if (certs) certs.cleanup();
   process.exit(0);
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
 if (process.send) {
+  // Run by run.mjs: it stops the server by closing the channel (so does its
+  // own end); a stray signal sent by name to "server.mjs" processes does not.
   process.on('disconnect', stop);
+  process.on('SIGINT', () => {});
+  process.on('SIGTERM', () => {});
   process.send(info);
 } else {
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   console.log(JSON.stringify(info));
 }
