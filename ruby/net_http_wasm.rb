@@ -91,7 +91,7 @@ module NetHttpWasm
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
-      bridge.call(:setResume, proc { |settled| resume(settled.to_s) })
+      bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
       true
     end
 

@@ -41,7 +41,7 @@ export class Bridge {
     this.codec = null;
     this._u8 = null;
     this._resume = null;
-    this.wrap = options.wrap;
+    this.settled = '';
   }
 
   mem() {
@@ -85,10 +85,14 @@ export class Bridge {
     this._resume = proc;
   }
 
-  // Ruby: resumes waiter `token` with the promise's value (a number or a
-  // string) once it settles, as the text "token:value".
+  // Ruby: resumes waiter `token` once the promise settles; Ruby reads
+  // `settled`, "token:value" (the value is a number or a string). (Passing
+  // it as an argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
-    promise.then((v) => this._resume.call('call', this.wrap(`${token}:${v}`)));
+    promise.then((v) => {
+      this.settled = `${token}:${v}`;
+      this._resume.call('call');
+    });
   }
 
   // -- calls from Ruby --

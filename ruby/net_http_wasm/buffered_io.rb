@@ -63,7 +63,17 @@ module NetHttpWasm
 
     # Net::HTTPResponse#read_body_0, from the codec's records.
     def codec_read_body(dest, res)
+      # a String destination takes body bytes straight from the receive
+      # buffer (one copy); anything else (read_body's block) gets its own copy
+      into_string = String === dest
       while true
+        fill_records if @rec_pos >= @rec_end
+        type, len = @buf.unpack('CV', offset: @rec_pos)
+        if type == R_BODY && into_string
+          dest << @buf.byteslice(@rec_pos + 5, len)
+          @rec_pos += 5 + len
+          next
+        end
         type, payload = next_record
         case type
         when R_BODY
