@@ -19,7 +19,7 @@
 // (fiber parks), timers armed, bytes copied across the Ruby/JS boundary,
 // time in JS (bridge, codec included), in the codec's C, waiting for the
 // network, and in Ruby (the rest); and the byte work alone (exec + read_new
-// + read_body_0) for MRI and ruby.wasm, codec on and off.
+// + read_body_0, with no network) for MRI and ruby.wasm, codec on and off.
 import os from 'node:os';
 import http from 'node:http';
 import https from 'node:https';
@@ -29,7 +29,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
-import { bootVM, rb } from '../tests/fixtures/browser/harness.mjs';
+import { bootVM, rb, takeRequest } from '../tests/fixtures/browser/harness.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -68,6 +68,24 @@ Net::HTTPGenericRequest.prepend(NhwTimeExec)
 Net::HTTPResponse.singleton_class.prepend(NhwTimeReadNew)
 Net::HTTPResponse.prepend(NhwTimeReadBody)
 
+# The byte work alone, with no network: a request written into a StringIO and
+# a response read from one (native MRI).
+def nhw_bytes_only(n, resp)
+  require 'stringio'
+  $nhw_bytes = 0.0
+  i = 0
+  while i < n
+    req = Net::HTTP::Get.new('/bytes/2048')
+    req.exec(Net::BufferedIO.new(StringIO.new(+''.b)), '1.1', req.path)
+    sock = Net::BufferedIO.new(StringIO.new(resp))
+    res = Net::HTTPResponse.read_new(sock)
+    res.reading_body(sock, true) {}
+    raise 'bad body' unless res.body.bytesize == 2048
+    i += 1
+  end
+  $nhw_bytes / n * 1e6
+end
+
 def nhw_run(port, path, n, keep, tls, ca, size)
   opts = tls ? { use_ssl: true, ca_file: ca } : {}
   check = ->(res) { raise "bad response #{res.code} #{res.body&.bytesize}" unless res.code == '200' && res.body.bytesize == size }
@@ -91,6 +109,31 @@ def nhw_run(port, path, n, keep, tls, ca, size)
   [(nhw_clock - t0) / n * 1e6, $nhw_bytes / n * 1e6]
 end
 `;
+
+// The response of the byte-work measurement (as the server sends /bytes/2048).
+const CANNED = Buffer.concat([
+  Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 30 Nov 2026 00:00:00 GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2048\r\n\r\n'),
+  Buffer.alloc(2048, 120),
+]);
+
+// installNetHttp's custom transport answering every request at once, in
+// the same call: no network and no waiting, only the byte work and the bridge.
+function memoryTransport() {
+  let buf = Buffer.alloc(0);
+  const stream = {
+    write(bytes) {
+      buf = Buffer.concat([buf, bytes]);
+      for (;;) {
+        const req = takeRequest(buf);
+        if (!req) break;
+        buf = Buffer.from(req.rest);
+        stream.onData(new Uint8Array(CANNED));
+      }
+    },
+    close() {},
+  };
+  return stream;
+}
 
 function startServer() {
   return new Promise((resolve, reject) => {
@@ -160,6 +203,34 @@ function nodeClient() {
       return [us, null];
     },
   };
+}
+
+// ---- the byte work alone ----
+
+async function byteWork(mri) {
+  const rows = {};
+  const n = Math.max(50, N);
+  if (mri) {
+    const us = [];
+    for (let pass = 0; pass < PASSES; pass++) {
+      const r = spawnSync('ruby', ['-rnet/http', '-e', `${RUBY}\nputs nhw_bytes_only(${n}, ${JSON.stringify(CANNED.toString('latin1'))}.b)`], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(r.stderr);
+      us.push(Number(r.stdout));
+    }
+    rows[mri.name] = us;
+  }
+  for (const codec of [true, false]) {
+    const vm = await bootVM('4.0');
+    const handle = installNetHttp(vm, { codec, transport: async () => memoryTransport() });
+    await rb(vm, `require 'net/http'\n${RUBY}`);
+    const run = async () => Number((await rb(vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048)[1]`)));
+    await run();
+    const us = [];
+    for (let pass = 0; pass < PASSES; pass++) us.push(await run());
+    rows[`ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}`] = us;
+    await handle.uninstall();
+  }
+  return rows;
 }
 
 // ---- the breakdown of a ruby.wasm request ----
@@ -266,10 +337,8 @@ async function main() {
     for (let pass = 0; pass < PASSES; pass++) {
       const order = pass % 2 ? [...clients].reverse() : clients;
       for (const cl of order) {
-        const [us, bytesUs] = await cl.run(srv, s);
-        const r = (results[s.id][cl.name] ||= { us: [], bytesUs: [] });
-        r.us.push(us);
-        if (bytesUs != null) r.bytesUs.push(bytesUs);
+        const [us] = await cl.run(srv, s);
+        (results[s.id][cl.name] ||= { us: [] }).us.push(us);
       }
     }
     process.stderr.write(`${s.id} done\n`);
@@ -280,10 +349,11 @@ async function main() {
       breakdowns[`${s.id} ${cl.name}`] = await breakdown(cl, srv, s);
   for (const cl of clients) if (cl.handle) await cl.handle.uninstall();
   srv.child.disconnect();
-  report(clients, results, breakdowns);
+  const bytes = await byteWork(mri);
+  report(clients, results, breakdowns, bytes);
 }
 
-function report(clients, results, breakdowns) {
+function report(clients, results, breakdowns, bytes) {
   const cpus = os.cpus();
   const machine = `${cpus[0].model.trim()} (${cpus.length} CPUs), ${os.platform()} ${os.release()}, Node ${process.version}`;
   const date = spawnSync('date', [], { encoding: 'utf8' }).stdout.trim();
@@ -304,17 +374,17 @@ function report(clients, results, breakdowns) {
       const m = median(r.us);
       const rate = s.bytes ? `, ${((s.bytes / m) * 1e6 / 1048576).toFixed(0)} MiB/s` : '';
       row.push(`${m.toFixed(0)} (${Math.min(...r.us).toFixed(0)}–${Math.max(...r.us).toFixed(0)}) ${(m / b).toFixed(2)}×${rate}`);
-      json.scenarios[s.id][c.name] = { medianUs: +m.toFixed(1), runsUs: r.us.map((x) => +x.toFixed(1)), byteWorkUs: r.bytesUs.length ? +median(r.bytesUs).toFixed(1) : null };
+      json.scenarios[s.id][c.name] = { medianUs: +m.toFixed(1), runsUs: r.us.map((x) => +x.toFixed(1)) };
     }
     lines.push(`| ${s.id} (n=${s.n}) | ${row.join(' | ')} |`);
   }
   lines.push('');
-  lines.push('Byte work per request (exec + read_new + read_body_0), median µs:');
+  lines.push('Byte work per request alone (exec + read_new + read_body_0 of a GET and its 2 KiB response, no network: MRI over StringIO, ruby.wasm over a transport that answers at once), median µs (min–max):');
   lines.push('');
-  const rubyClients = clients.filter((c) => c.name !== 'node:http');
-  lines.push(`| scenario | ${rubyClients.map((c) => c.name).join(' | ')} |`);
-  lines.push(`|---|${rubyClients.map(() => '---:').join('|')}|`);
-  for (const s of SCENARIOS) lines.push(`| ${s.id} | ${rubyClients.map((c) => median(results[s.id][c.name].bytesUs).toFixed(1)).join(' | ')} |`);
+  lines.push(`| ${Object.keys(bytes).join(' | ')} |`);
+  lines.push(`|${Object.keys(bytes).map(() => '---:').join('|')}|`);
+  lines.push(`| ${Object.values(bytes).map((us) => `${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}–${Math.max(...us).toFixed(1)})`).join(' | ')} |`);
+  json.byteWork = Object.fromEntries(Object.entries(bytes).map(([k, us]) => [k, { medianUs: +median(us).toFixed(1), runsUs: us.map((x) => +x.toFixed(1)) }]));
   if (Object.keys(breakdowns).length) {
     lines.push('');
     lines.push('Per request, ruby.wasm (codec on): bridge calls, event-loop turns (fiber parks), timers armed, bytes copied between Ruby and JS, µs in JS (bridge, without the codec), in the codec (C), waiting for the network inside a blocking call, and the rest (Ruby, and for the waiting transport the event loop):');
