@@ -43,10 +43,8 @@ require 'json'
 module NetHttpWasm
   VERSION = '0.1.0'
 
-  # Strings written by JS into Ruby memory are copied out with unpack('aN'),
-  # never byteslice'd: a slice may share (not copy) the buffer, which the
-  # next read overwrites.
-  UNPACK = {}
+  # unpack formats of the short lengths, made once
+  UNPACK = Array.new(256) { |n| "a#{n}" }.freeze
 
   # The codec's receive buffer: it starts small and doubles while reads fill it.
   BUF_MIN = 16 * 1024
@@ -93,6 +91,13 @@ module NetHttpWasm
       @token = 0
       bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
       true
+    end
+
+    # A copy of len bytes of buf from at. Strings written by JS into Ruby
+    # memory are copied out with unpack('aN'), never byteslice'd: a slice may
+    # share (not copy) the buffer, which the next read overwrites.
+    def copy_out(buf, at, len)
+      buf.unpack1(len < 256 ? UNPACK[len] : "a#{len}", offset: at)
     end
 
     # The address of a String's bytes in the VM's linear memory.

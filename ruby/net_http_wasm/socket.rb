@@ -76,7 +76,7 @@ module NetHttpWasm
       end
       n = @bridge.call(:readNow, @id, @rbuf_addr, maxlen < @rbuf.bytesize ? maxlen : @rbuf.bytesize).to_i
       if n >= 0
-        s = @rbuf.unpack1(UNPACK[n] ||= "a#{n}") # a copy (see #next_record)
+        s = NetHttpWasm.copy_out(@rbuf, 0, n)
         return buf ? buf.replace(s) : s
       end
       case n
