@@ -109,9 +109,8 @@ module NetHttpWasm
       raise IOError, 'closed stream' if @closed
       if timeout && timeout <= 0
         return self if state != 0
-        return nil if NetHttpWasm.blocking?
         # let the host's event loop see what came while Ruby was busy
-        return NetHttpWasm.await(@bridge.call(:settle, @id)).to_i != 0 ? self : nil
+        return NetHttpWasm.wait(@bridge.call(:settle, @id)).to_i != 0 ? self : nil
       end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
