@@ -48,7 +48,8 @@ module NetHttpWasm
   # next read overwrites.
   UNPACK = {}
 
-  BUF_MIN = 64 * 1024
+  # The codec's receive buffer: it starts small and doubles while reads fill it.
+  BUF_MIN = 16 * 1024
   BUF_MAX = 1024 * 1024
 
   # net-http >= 0.7 (Ruby 3.5/4.0) adds no default Content-Type to a body.

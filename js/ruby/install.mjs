@@ -52,6 +52,7 @@ export function install(vm, options, host) {
     bridge,
     uninstall() {
       for (const id of [...bridge.conns.keys()]) bridge.close(id);
+      for (const p of bridge.parsers.splice(0)) p.close();
       return transport.close();
     },
   };

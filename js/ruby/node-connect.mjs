@@ -41,19 +41,37 @@ function sslMessage(e, host, port) {
   return `SSL_connect returned=1 errno=0 ${peer} state=error: ${reason}`;
 }
 
-function tlsOptions(base, settings, connectHost, isIp) {
-  const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
-  if (!isIp) o.servername = connectHost;
+// Secure contexts by their settings: building one from every root
+// certificate costs tens of milliseconds, so each is built once.
+const contexts = new Map();
+const CONTEXTS_KEPT = 16;
+
+function secureContext(settings) {
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
+  const o = {};
   if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
   if (settings.cert) o.cert = settings.cert;
   if (settings.key) o.key = settings.key;
-  if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   if (settings.minVersion) o.minVersion = settings.minVersion;
   if (settings.maxVersion) o.maxVersion = settings.maxVersion;
   if (settings.ciphers) o.ciphers = settings.ciphers;
+  const key = JSON.stringify([ca, !!settings.defaultPaths, o.cert, o.key, o.minVersion, o.maxVersion, o.ciphers]);
+  let ctx = contexts.get(key);
+  if (!ctx) {
+    ctx = tls.createSecureContext(o);
+    if (contexts.size >= CONTEXTS_KEPT) contexts.delete(contexts.keys().next().value);
+    contexts.set(key, ctx);
+  }
+  return ctx;
+}
+
+function tlsOptions(base, settings, connectHost, isIp) {
+  const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
+  if (!isIp) o.servername = connectHost;
+  o.secureContext = secureContext(settings);
+  if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   return o;
 }
 
