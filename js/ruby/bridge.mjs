@@ -224,6 +224,21 @@ export class Bridge {
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
   }
 
+  // IO#wait_readable(0) of a waiting transport when nothing is buffered:
+  // the event loop may not have polled the socket since Ruby last blocked
+  // (a FIN that came during `sleep`, or right behind a response, is still
+  // unread). A Promise of the state once it has polled twice (the second
+  // setImmediate comes after a full turn, through the poll phase).
+  // A blocking transport's I/O thread does the same, and this thread waits.
+  settle(id) {
+    if (this.blocking) {
+      const conn = this.conns.get(id);
+      if (conn) this.transport.settle(conn);
+      return this.state(id);
+    }
+    return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
+  }
+
   state(id) {
     const conn = this.conns.get(id);
     if (!conn) return S_END;

@@ -110,7 +110,11 @@ module NetHttpWasm
 
     def wait_readable(timeout = nil)
       raise IOError, 'closed stream' if @closed
-      return (state != 0 ? self : nil) if timeout && timeout <= 0
+      if timeout && timeout <= 0
+        return self if state != 0
+        # let the host's event loop see what came while Ruby was busy
+        return NetHttpWasm.wait(@bridge.call(:settle, @id)).to_i != 0 ? self : nil
+      end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
 
