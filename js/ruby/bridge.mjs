@@ -20,6 +20,9 @@ const NL = 10;
 const ONE_WRITE = 64 * 1024;
 // Parsers kept for reuse.
 const PARSER_POOL = 8;
+// How long a waiting transport's connection may sit unpolled before its
+// state is taken as current (see settle).
+const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
 
 export class Bridge {
@@ -42,6 +45,7 @@ export class Bridge {
     this._u8 = null;
     this._resume = null;
     this.settled = '';
+    this.lastPoll = 0; // when Ruby last came back from the event loop
   }
 
   mem() {
@@ -90,6 +94,7 @@ export class Bridge {
   // it as an argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
     promise.then((v) => {
+      this.lastPoll = performance.now();
       this.settled = `${token}:${v}`;
       this._resume.call('call');
     });
@@ -224,18 +229,18 @@ export class Bridge {
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
   }
 
-  // IO#wait_readable(0) of a waiting transport when nothing is buffered:
-  // the event loop may not have polled the socket since Ruby last blocked
-  // (a FIN that came during `sleep`, or right behind a response, is still
-  // unread). A Promise of the state once it has polled twice (the second
-  // setImmediate comes after a full turn, through the poll phase).
-  // A blocking transport's I/O thread does the same, and this thread waits.
+  // IO#wait_readable(0) when nothing is buffered (Net::HTTP's check for a
+  // connection the server closed, before each request). A blocking
+  // transport's I/O thread has seen what came while Ruby ran: the state is
+  // current. A waiting transport's event loop has not polled since Ruby last
+  // waited; when that was SETTLE_AFTER_MS ago or more (a `sleep`, other
+  // work), a Promise of the state once the loop has polled (the second
+  // setImmediate comes after a full turn, through the poll phase). Right
+  // after a response the state is taken as it is: a close that comes in
+  // the same instant races with the next request here as it does in MRI.
   settle(id) {
-    if (this.blocking) {
-      const conn = this.conns.get(id);
-      if (conn) this.transport.settle(conn);
-      return this.state(id);
-    }
+    const conn = this.conns.get(id);
+    if (this.blocking || !conn || performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS) return this.state(id);
     return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
   }
 

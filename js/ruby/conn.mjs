@@ -38,6 +38,7 @@ export class Conn {
     this.waiter = null; // called on every arrival (async transports)
     this.arrivals = 0; // counts arrivals (blocking transports restart read timeouts on each)
     this.paused = false;
+    this.lastActivity = performance.now(); // the last arrival
   }
 
   // -- from the transport --
@@ -68,6 +69,7 @@ export class Conn {
 
   wake() {
     this.arrivals++;
+    this.lastActivity = performance.now();
     const w = this.waiter;
     if (w) {
       this.waiter = null;

@@ -54,7 +54,6 @@ class BlockingIO {
     this.conns = new Map(); // I/O thread's connection id → WorkerConn
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
-    this.settled = new Set(); // answers to 'settle'
     this.nextId = 1;
   }
 
@@ -70,10 +69,6 @@ class BlockingIO {
       const ev = m.message;
       if (ev.t === 'open') {
         this.opened.set(ev.id, ev);
-        continue;
-      }
-      if (ev.t === 'settled') {
-        this.settled.add(ev.n);
         continue;
       }
       const c = this.conns.get(ev.id);
@@ -100,14 +95,6 @@ class BlockingIO {
       if (left <= 0) return false;
       Atomics.wait(this.ctl, 0, tick, left);
     }
-  }
-
-  // Returns once the I/O thread's event loop has polled its sockets (and
-  // every event it saw before is here).
-  settle(conn) {
-    const n = this.nextId++;
-    this.post({ op: 'settle', id: conn.wid, n });
-    this.block(null, () => this.settled.delete(n), null);
   }
 
   open(bridge, spec) {
@@ -145,7 +132,6 @@ export function nodeBlockingTransport() {
     open: (bridge, spec) => get().open(bridge, spec),
     pump: () => io && io.pump(),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
-    settle: (conn) => get().settle(conn),
     readFile(path) {
       try {
         return readFileSync(path, 'utf8');

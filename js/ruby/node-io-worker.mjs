@@ -52,10 +52,6 @@ port.on('message', (m) => {
     case 'write':
       if (socket && !socket.destroyed) socket.write(m.data);
       break;
-    case 'settle':
-      // answered after a full turn of this thread's event loop (its poll phase)
-      setImmediate(() => setImmediate(() => post({ t: 'settled', n: m.n })));
-      break;
     case 'pause':
       if (socket) socket.pause();
       break;

@@ -112,8 +112,10 @@ module NetHttpWasm
       raise IOError, 'closed stream' if @closed
       if timeout && timeout <= 0
         return self if state != 0
-        # let the host's event loop see what came while Ruby was busy
-        return NetHttpWasm.wait(@bridge.call(:settle, @id)).to_i != 0 ? self : nil
+        # the host may not have looked at the socket while Ruby was busy
+        r = @bridge.call(:settle, @id)
+        r = NetHttpWasm.await(r) unless r.typeof == 'number'
+        return r.to_i != 0 ? self : nil
       end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
