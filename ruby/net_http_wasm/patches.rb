@@ -67,7 +67,12 @@ module NetHttpWasm
       @debug_output << "\n"
     end
   end
-  Net::HTTP.prepend(HTTPConnect)
+  # Net::HTTP's own #connect is replaced (not wrapped by a prepended
+  # module), so that a patch made later with alias_method wraps this one.
+  HTTPConnect.private_instance_methods(false).each do |m|
+    Net::HTTP.send(:define_method, m, HTTPConnect.instance_method(m))
+    Net::HTTP.send(:private, m)
+  end
 
   # Net::HTTPGenericRequest#exec: the codec writes the request.
   module RequestExec
