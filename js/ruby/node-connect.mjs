@@ -30,9 +30,9 @@ const VERIFY_TEXT = {
   CERT_REJECTED: 'certificate rejected',
 };
 
-function sslMessage(e, host, port) {
+function sslMessage(e, host, port, name = host) {
   const code = e && e.code;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${host}" does not match the server certificate`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${name}" does not match the server certificate`;
   const peer = `peeraddr=${host}:${port}`;
   if (code && VERIFY_TEXT[code]) {
     return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
@@ -41,9 +41,17 @@ function sslMessage(e, host, port) {
   return `SSL_connect returned=1 errno=0 ${peer} state=error: ${reason}`;
 }
 
+function isIpAddress(h) {
+  return IPV4.test(h) || h.includes(':');
+}
+
 function tlsOptions(base, settings, connectHost, isIp) {
   const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
-  if (!isIp) o.servername = connectHost;
+  // Net::HTTP sends SNI and checks the certificate for its address (the
+  // name), also when it connects to ipaddr; no SNI for an IP address
+  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  if (!isIpAddress(name)) o.servername = name;
+  if (name !== connectHost) o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
@@ -110,11 +118,11 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
       fail(`resolve\n${code}`);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else if (code) {
       fail(`errno\n${code}`);
     } else if (settings) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else {
       fail(`IOError\n${e && e.message}`);
     }

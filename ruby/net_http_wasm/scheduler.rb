@@ -125,11 +125,28 @@ module NetHttpWasm
       nil
     end
 
-    # Timeout.timeout without a thread: a timer raises in the fiber.
+    # Raised inside a Timeout.timeout block when its time is up; not a
+    # StandardError (as Timeout::ExitException), so that code inside the
+    # block (Net::HTTP's retry on Timeout::Error) does not take it for its own.
+    class Expired < Exception # rubocop:disable Lint/InheritException
+      attr_reader :tag
+
+      def initialize(tag)
+        @tag = tag
+        super('execution expired')
+      end
+    end
+
+    # Timeout.timeout without a thread: a timer raises in the fiber, and
+    # the block's caller gets klass (Timeout::Error) with the message.
     def timeout_after(duration, klass, message)
-      timer = add_timer(duration, Fiber.current, [klass, message])
+      tag = Object.new
+      timer = add_timer(duration, Fiber.current, Expired.new(tag))
       begin
         yield duration
+      rescue Expired => e
+        raise unless e.tag.equal?(tag)
+        raise klass, message
       ensure
         cancel(timer)
       end
@@ -201,9 +218,9 @@ module NetHttpWasm
       while (timer = @timers[0]) && timer[0] <= t
         @timers.shift
         _, _, fiber, action = timer
-        if action.is_a?(Array)
-          raise action[0], action[1] if fiber.equal?(Fiber.current)
-          fiber.raise(action[0], action[1]) if fiber.alive?
+        if action.is_a?(Exception)
+          raise action if fiber.equal?(Fiber.current)
+          fiber.raise(action) if fiber.alive?
         else
           @ready << [fiber, action]
         end

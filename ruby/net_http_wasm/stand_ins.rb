@@ -100,6 +100,21 @@ unless defined?(Process::RLIMIT_NOFILE)
   end
 end
 
+# bigdecimal is a C extension ruby.wasm lacks; gems that only mention it
+# when loading (multi_xml, for HTTParty) load, and using it says why not.
+begin
+  require 'bigdecimal'
+rescue LoadError
+  module Kernel
+    private
+
+    def BigDecimal(*)
+      raise NotImplementedError, 'bigdecimal is a C extension that ruby.wasm does not include'
+    end
+  end
+  $LOADED_FEATURES << File.join($LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || '/', 'bigdecimal.rb')
+end
+
 # unf_ext (C; http-cookie and rest-client need it through domain_name and
 # unf) normalizes Unicode as String#unicode_normalize does.
 unless defined?(UNF::Normalizer)
