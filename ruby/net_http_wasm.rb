@@ -95,8 +95,11 @@ module NetHttpWasm
     end
 
     # The address of a String's bytes in the VM's linear memory.
+    # (a Float past 2**30: a wasm32 Fixnum is 31 bits, and JS::Object#call
+    # takes no Bignum; a memory that has grown past 1 GiB has such addresses)
     def addr(str)
-      [str].pack('p').unpack1('J')
+      a = [str].pack('p').unpack1('J')
+      a > 0x3fffffff ? a.to_f : a
     end
 
     # The value of a bridge call that waits: as it is from a blocking
