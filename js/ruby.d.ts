@@ -53,6 +53,16 @@ export interface InstallOptions {
    */
   transport?: 'node' | 'fetch' | ((options: ConnectOptions) => Promise<NetHttpStream>);
   /**
+   * Node.js, transport 'node': Net::HTTP blocks this JS thread while it
+   * waits, as it blocks a Ruby thread natively (the sockets live in an I/O
+   * worker thread; this thread sleeps in Atomics.wait). The fastest, and
+   * Net::HTTP then works from `vm.eval` and inside any block; a server in
+   * this same thread cannot answer it (run the VM in a worker thread, or the
+   * server elsewhere). Default false: waits are promises awaited with a fiber
+   * switch inside `vm.evalAsync`, and the event loop runs meanwhile.
+   */
+  blocking?: boolean;
+  /**
    * true (default): the codec writes requests and reads responses;
    * false: net/http's own Ruby code does, over the same connections.
    * Ruby can switch it at run time: `NetHttpWasm.codec = false`.
@@ -68,8 +78,6 @@ export interface InstallOptions {
    * raises Net::HTTPBadResponse. Default false. Codec mode only.
    */
   strictResponses?: boolean;
-  /** The Ruby side's source (default: ruby/net_http_wasm.rb next to js/). */
-  source?: string;
   /** The fetch() to use for transport 'fetch'. */
   fetch?: typeof fetch;
 }
@@ -84,21 +92,19 @@ export interface NetHttpBridge {
 
 export interface InstallHandle {
   bridge: NetHttpBridge;
-  /** Closes every connection the VM has open. */
-  uninstall(): void;
+  /** Closes every connection the VM has open and stops the blocking transport's I/O thread. */
+  uninstall(): Promise<unknown> | undefined;
 }
 
 /**
  * Makes `require 'net/http'` work in a ruby.wasm VM: Net::HTTP gets its
  * connections from the host and this package's codec does the byte work.
- * Net::HTTP then blocks by awaiting promises, so run it with
- * `vm.evalAsync(...)` (or `RbValue#callAsync`), not `vm.eval`.
+ * With `{ blocking: true }` (Node) Net::HTTP waits as it does natively and
+ * runs from `vm.eval`. Otherwise it waits by awaiting promises: run it with
+ * `vm.evalAsync(...)` (or `RbValue#callAsync`), and do not make requests
+ * inside blocks of C-implemented iterators (Array#map, Hash#each, ...): in
+ * ruby.wasm an exception raised and rescued after a fiber switch there
+ * corrupts the VM; Array#each, times, loop, while are fine.
  * In browsers call `await init()` (from 'net-http-wasm') first.
- * In ruby.wasm, do not make requests inside blocks of C-implemented
- * iterators (Array#map, Hash#each, ...): an exception raised and rescued after
- * a fiber switch there corrupts the VM; Array#each, times, loop, while are fine.
  */
 export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
-
-/** The Ruby side's source text (ruby/net_http_wasm.rb), or null where it could not be read. */
-export function rubySourceText(): string | null;

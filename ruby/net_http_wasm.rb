@@ -43,12 +43,11 @@ require 'json'
 module NetHttpWasm
   VERSION = '0.1.0'
 
-  # Strings written by JS into Ruby memory are copied out with unpack('aN'),
-  # never byteslice'd: a slice may share (not copy) the buffer, which the
-  # next read overwrites.
-  UNPACK = {}
+  # unpack formats of the short lengths, made once
+  UNPACK = Array.new(256) { |n| "a#{n}" }.freeze
 
-  BUF_MIN = 64 * 1024
+  # The codec's receive buffer: it starts small and doubles while reads fill it.
+  BUF_MIN = 16 * 1024
   BUF_MAX = 1024 * 1024
 
   # net-http >= 0.7 (Ruby 3.5/4.0) adds no default Content-Type to a body.
@@ -90,8 +89,15 @@ module NetHttpWasm
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
-      bridge.call(:setResume, proc { |settled| resume(settled.to_s) })
+      bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
       true
+    end
+
+    # A copy of len bytes of buf from at. Strings written by JS into Ruby
+    # memory are copied out with unpack('aN'), never byteslice'd: a slice may
+    # share (not copy) the buffer, which the next read overwrites.
+    def copy_out(buf, at, len)
+      buf.unpack1(len < 256 ? UNPACK[len] : "a#{len}", offset: at)
     end
 
     # The address of a String's bytes in the VM's linear memory.

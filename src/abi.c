@@ -118,6 +118,13 @@ EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
     return nh_request_run(c->req, c->in.data, len, &c->out, &c->err);
 }
 
+/* input: the ruby.wasm bridge's request record.  output: the head. */
+EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len)
+{
+    begin(c);
+    return nh_write_header(c->in.data, len, &c->out, &c->err);
+}
+
 /* input: pairs */
 EXPORT(nh_wasm_encode_www_form) int nh_wasm_encode_www_form(nh_ctx *c, size_t len)
 {

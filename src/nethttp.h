@@ -187,6 +187,10 @@ typedef struct nh_req nh_req;
 nh_req *nh_req_new(void);
 void nh_req_free(nh_req *q);
 int nh_request_run(nh_req *q, const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err);
+/* Net::HTTPGenericRequest#write_header for a header Hash held by Ruby (the
+ * ruby.wasm bridge's request record, schema/bridge.mjs): the request line
+ * and fields, in `out`. */
+int nh_write_header(const uint8_t *rec, size_t len, nh_buf *out, nh_error *err);
 
 /* ---- Responses (response.c): Net::HTTPResponse.read_new + reading_body --- */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bridge.h"
 #include "internal.h"
 
 struct nh_req {
@@ -488,4 +489,82 @@ int nh_request_run(nh_req *qp, const uint8_t *in, size_t in_len, nh_buf *out, nh
     }
     return rc;
 #undef q
+}
+
+/* The next "\n"-terminated line of a bridge record (0 at the end or when the
+ * record does not end with one). */
+static int next_line(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n)
+{
+    if (*p >= end)
+        return 0;
+    const uint8_t *nl = memchr(*p, '\n', (size_t)(end - *p));
+    if (!nl)
+        return 0;
+    *s = *p;
+    *n = (size_t)(nl - *p);
+    *p = nl + 1;
+    return 1;
+}
+
+static size_t line_number(const uint8_t *s, size_t n)
+{
+    size_t v = 0;
+    for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9' && v < 1u << 24; i++)
+        v = v * 10 + (size_t)(s[i] - '0');
+    return v;
+}
+
+/* def write_header(sock, ver, path)
+ *   reqline = "#{@method} #{path} HTTP/#{ver}"
+ *   if /[\r\n]/ =~ reqline
+ *     raise ArgumentError, "A Request-Line must not contain CR or LF"
+ *   end
+ *   buf = +''
+ *   buf << reqline << "\r\n"
+ *   each_capitalized do |k,v|
+ *     buf << "#{k}: #{v}\r\n"
+ *   end
+ *   buf << "\r\n"
+ * for a request whose @header Hash Ruby holds (the ruby.wasm bridge: Ruby
+ * has made send_request_with_body's edits already). The record is the
+ * bridge's (schema/bridge.mjs), each line ending in "\n":
+ * METHOD, path, version, flags, then "name\nvalue" pairs (NH_SEND_FLAT) or
+ * "name\ncount\nvalue..." per field; names are downcased ASCII, values
+ * hold no "\n". */
+int nh_write_header(const uint8_t *rec, size_t len, nh_buf *out, nh_error *err)
+{
+    const uint8_t *p = rec, *end = rec + len, *m, *path, *ver, *fl, *k, *v;
+    size_t ml, pl, vl, fll, kl, n;
+    out->len = 0;
+    if (!next_line(&p, end, &m, &ml) || !next_line(&p, end, &path, &pl) ||
+        !next_line(&p, end, &ver, &vl) || !next_line(&p, end, &fl, &fll))
+        return nh_fail(out, err, NH_E_TYPE, "malformed request record");
+    if (has_crlf(m, ml) || has_crlf(path, pl) || has_crlf(ver, vl))
+        return fail(out, err, "A Request-Line must not contain CR or LF");
+    int flat = (line_number(fl, fll) & NH_SEND_FLAT) != 0;
+    if (nh_buf_reserve(out, len + len / 2 + 32) || nh_buf_append(out, m, ml) || nh_buf_putc(out, ' ') ||
+        nh_buf_append(out, path, pl) || nh_put_str(out, " HTTP/") || nh_buf_append(out, ver, vl) ||
+        nh_buf_append(out, "\r\n", 2))
+        return NH_NOMEM;
+    while (next_line(&p, end, &k, &kl)) {
+        if (flat)
+            n = 1;
+        else if (next_line(&p, end, &v, &vl))
+            n = line_number(v, vl); /* 0: req[k] = [] writes "K: " */
+        else
+            return nh_fail(out, err, NH_E_TYPE, "malformed request record");
+        if (nh_capitalize_name(out, k, kl, NH_PROFILE_40, 0) || nh_buf_append(out, ": ", 2))
+            return NH_NOMEM;
+        for (size_t i = 0; i < n; i++) {
+            if (!next_line(&p, end, &v, &vl))
+                return nh_fail(out, err, NH_E_TYPE, "malformed request record");
+            if ((i && nh_buf_append(out, ", ", 2)) || nh_buf_append(out, v, vl))
+                return NH_NOMEM;
+        }
+        if (nh_buf_append(out, "\r\n", 2))
+            return NH_NOMEM;
+    }
+    if (p != end)
+        return nh_fail(out, err, NH_E_TYPE, "malformed request record");
+    return nh_buf_append(out, "\r\n", 2) ? NH_NOMEM : NH_OK;
 }

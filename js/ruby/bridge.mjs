@@ -8,11 +8,18 @@
 // A transport is either waiting (open/recv/wait return Promises, which Ruby
 // awaits with a fiber switch: vm.evalAsync only) or blocking (they return
 // the value: the JS thread waits, as a Ruby thread does natively).
-import { Request, ResponseParser } from '../index.mjs';
+import { ResponseParser } from '../index.mjs';
+import { getDefaultCodec } from '../core.mjs';
 import { Conn } from './conn.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE, SEND_FLAT } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
+const latin1 = new TextDecoder('latin1');
+const NL = 10;
+// A body up to this size goes out with the head in one write.
+const ONE_WRITE = 64 * 1024;
+// Parsers kept for reuse.
+const PARSER_POOL = 8;
 const CLOSED = 'IOError\nclosed stream';
 
 export class Bridge {
@@ -24,15 +31,17 @@ export class Bridge {
     this.transport = transport;
     this.blocking = !!transport.blocking;
     this.conns = new Map();
+    this.parsers = []; // parsers of closed connections, for new ones
     this.nextId = 1;
     this.lastError = '';
     this.droppedHeaders = [];
     this.ResponseParser = ResponseParser;
     this.requestOptions = { profile: this.profile };
     if (options.codecInstance) this.requestOptions.codec = options.codecInstance;
+    this.codec = null;
     this._u8 = null;
     this._resume = null;
-    this.wrap = options.wrap;
+    this.settled = '';
     this.settledList = [];
     this.onSettled = null;
   }
@@ -41,6 +50,21 @@ export class Bridge {
     const buf = this.memory.buffer;
     if (!this._u8 || this._u8.buffer !== buf) this._u8 = new Uint8Array(buf);
     return this._u8;
+  }
+
+  // A ResponseParser for a new connection: one a closed connection left,
+  // started on a new stream, or a new one.
+  takeParser(options) {
+    const p = this.parsers.pop();
+    if (!p) return new this.ResponseParser(options);
+    p.reset({ ...options, streamOffset: 0 });
+    return p;
+  }
+
+  releaseParser(p) {
+    p.takePending();
+    if (this.parsers.length < PARSER_POOL) this.parsers.push(p);
+    else p.close();
   }
 
   add(conn) {
@@ -63,10 +87,14 @@ export class Bridge {
     this._resume = proc;
   }
 
-  // Ruby: resumes waiter `token` with the promise's value (a number or a
-  // string) once it settles, as the text "token:value".
+  // Ruby: resumes waiter `token` once the promise settles; Ruby reads
+  // `settled`, "token:value" (the value is a number or a string). (Passing
+  // it as an argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
-    promise.then((v) => this._resume.call('call', this.wrap(`${token}:${v}`)));
+    promise.then((v) => {
+      this.settled = `${token}:${v}`;
+      this._resume.call('call');
+    });
   }
 
   // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
@@ -93,7 +121,7 @@ export class Bridge {
 
   // Ruby: a promise that resolves when something has settled, or after ms
   // milliseconds (ms < 0: no limit).
-  settled(ms) {
+  whenSettled(ms) {
     if (this.settledList.length) return Promise.resolve(1);
     return new Promise((resolve) => {
       const timer = ms >= 0 ? setTimeout(() => {
@@ -131,37 +159,44 @@ export class Bridge {
     return r && typeof r.then === 'function' ? r.then(done) : done(r);
   }
 
-  // The codec writes a request. hdr: "METHOD\npath\nversion\nflags\n" then
-  // "name\ncount\nvalue\n..." per field, or with SEND_FLAT, when every field
-  // has one value, "name\nvalue" pairs. Returns 0 (or 1 when records are
-  // ready already), or RC_ERROR.
+  // The codec writes a request: hdr is the request record of
+  // schema/bridge.mjs (METHOD, path, version, flags, then the fields; each
+  // line ends in "\n"), the body follows it on the wire. Returns 0 (or 1 when
+  // records are ready already), or RC_ERROR.
   send(id, hdrAddr, hdrLen, bodyAddr, bodyLen) {
     const conn = this.conn(id);
     if (!conn || conn.closed) return this.fail(CLOSED);
     const mem = this.mem();
-    const parts = utf8.decode(mem.subarray(hdrAddr, hdrAddr + hdrLen)).split('\n');
-    const method = parts[0];
-    const flags = parts[3] | 0;
-    let bytes;
+    const c = this.codec || (this.codec = this.requestOptions.codec || getDefaultCodec());
+    c.begin(hdrLen);
+    c.u8.set(mem.subarray(hdrAddr, hdrAddr + hdrLen), c.inPtr);
+    c.pos = hdrLen;
     try {
-      const req = new Request(method, { path: parts[1] }, null, this.requestOptions);
-      req.delete('accept-encoding');
-      req.delete('accept');
-      req.delete('user-agent');
-      const n = parts.length;
-      if (flags & SEND_FLAT) {
-        for (let i = 4; i + 1 < n; i += 2) req.set(parts[i], parts[i + 1]);
-      } else {
-        for (let i = 4; i + 1 < n; ) {
-          const count = parts[i + 1] | 0;
-          req.set(parts[i], count === 1 ? parts[i + 2] : parts.slice(i + 2, i + 2 + count));
-          i += 2 + count;
-        }
-      }
-      if (flags & SEND_BODY) req.body = mem.subarray(bodyAddr, bodyAddr + bodyLen);
-      bytes = req.toBytes(parts[2]);
+      c.call('nh_wasm_write_header');
     } catch (e) {
       return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
+    }
+    // the method and the flags: the record's first and fourth lines
+    const rec = mem.subarray(hdrAddr, hdrAddr + hdrLen);
+    const m = rec.indexOf(NL);
+    const f = rec.indexOf(NL, rec.indexOf(NL, m + 1) + 1) + 1;
+    const flags = parseInt(latin1.decode(rec.subarray(f, rec.indexOf(NL, f))), 10);
+    const method = utf8.decode(rec.subarray(0, m));
+    // the head and body, copied out before the parser (which shares the
+    // codec) is started
+    const p = c.outPtr();
+    const n = c.outLen();
+    const body = flags & SEND_BODY ? bodyLen : 0;
+    let bytes;
+    let rest = null;
+    if (body <= ONE_WRITE) {
+      // head and body in one write: fewer segments on the wire, the same bytes
+      bytes = new Uint8Array(n + body);
+      bytes.set(c.u8.subarray(p, p + n));
+      if (body) bytes.set(mem.subarray(bodyAddr, bodyAddr + body), n);
+    } else {
+      bytes = c.u8.slice(p, p + n);
+      rest = mem.slice(bodyAddr, bodyAddr + body);
     }
     conn.beginMessage({
       requestMethod: method,
@@ -173,6 +208,7 @@ export class Bridge {
       codec: this.requestOptions.codec,
     });
     conn.write(bytes);
+    if (rest) conn.write(rest);
     // 1: the response's first records are here already (a transport that
     // answers synchronously): Ruby can take them without waiting
     return conn.records.length ? 1 : 0;

@@ -148,7 +148,7 @@ export class Conn {
 
   // Starts reading the next message with the codec.
   beginMessage(options) {
-    if (!this.parser) this.parser = new this.bridge.ResponseParser(options);
+    if (!this.parser) this.parser = this.bridge.takeParser(options);
     else {
       this.parser.takePending();
       this.parser.reset(options);
@@ -264,7 +264,7 @@ export class Conn {
     if (this.closed) return;
     this.closed = true;
     if (this.parser) {
-      this.parser.close();
+      this.bridge.releaseParser(this.parser);
       this.parser = null;
     }
     this.raw = [];

@@ -38,7 +38,7 @@ export function install(vm, options, host) {
   if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node'");
   if (kind === 'node' && options.tls) transport = withTls(transport, options.tls);
 
-  const bridge = new Bridge(memory, { ...options, profile, wrap: (v) => vm.wrap(v) }, transport);
+  const bridge = new Bridge(memory, { ...options, profile }, transport);
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({
@@ -52,6 +52,7 @@ export function install(vm, options, host) {
     bridge,
     uninstall() {
       for (const id of [...bridge.conns.keys()]) bridge.close(id);
+      for (const p of bridge.parsers.splice(0)) p.close();
       return transport.close();
     },
   };

@@ -87,10 +87,11 @@ module NetHttpWasm
 
     private
 
-    # "METHOD\npath\nversion\nflags\n" + "name\ncount\nvalue\n..." per field,
-    # or nil where net/http's own code must write the request (a body stream
-    # or multipart body data, Expect: 100-continue, or what the line framing
-    # or the codec's UTF-8 text cannot carry exactly).
+    # The request record (schema/bridge.mjs): "METHOD\npath\nversion\nflags\n"
+    # then the fields, or nil where net/http's own code must write the
+    # request (a body stream or multipart body data, Expect: 100-continue, a
+    # "\n" the line framing cannot carry, a non-ASCII name, whose
+    # capitalization depends on its encoding, or encodings that raise).
     def __nhw_serialize(sock, ver, path)
       return nil if @body_stream || @body_data
       body = @body
@@ -99,7 +100,7 @@ module NetHttpWasm
         return nil if sock.continue_timeout && @header['expect']
       end
       m = @method
-      return nil if m.include?("\n") || path.include?("\n") || m.match?(/[a-z]/)
+      return nil if m.include?("\n") || path.include?("\n")
       if body
         # what send_request_with_body does to the request before writing it
         self.content_length = body.bytesize
@@ -108,11 +109,11 @@ module NetHttpWasm
       end
       flags = (body ? SEND_BODY : 0) | (response_body_permitted? ? SEND_RESPONSE_BODY : 0) | (@decode_content ? SEND_DECODE : 0)
       flat = @header.flatten(2)
-      if flat.size == @header.size * 2
-        # one value per field (the usual case): name, value pairs, joined in C
+      if flat.size == @header.size * 2 && !@header.value?([])
+        # one value per field (the usual case): name, value pairs
         flat.unshift(m, path, ver, (flags | SEND_FLAT).to_s)
-        hdr = flat.join("\n")
-        lines = flat.size - 1
+        hdr = flat.join("\n") << "\n"
+        lines = flat.size
       else
         hdr = String.new(capacity: 512)
         hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
@@ -125,12 +126,7 @@ module NetHttpWasm
       end
       # a "\n" inside a value (set behind net/http's checks) breaks the framing
       return nil unless hdr.count("\n") == lines
-      unless hdr.ascii_only?
-        # the codec reads UTF-8 text; header names from Ruby must be ASCII
-        # (String#capitalize depends on their encoding)
-        return nil unless @header.each_key.all?(&:ascii_only?)
-        return nil unless hdr.force_encoding(Encoding::UTF_8).valid_encoding?
-      end
+      return nil unless hdr.ascii_only? || @header.each_key.all?(&:ascii_only?)
       hdr
     rescue Encoding::CompatibilityError
       nil

@@ -197,7 +197,7 @@ module NetHttpWasm
         if NetHttpWasm.blocking?
           Fiber.blocking { sleep(ms / 1000.0) } if ms > 0
         else
-          NetHttpWasm.await_host(@bridge.call(:settled, ms))
+          NetHttpWasm.await_host(@bridge.call(:whenSettled, ms))
         end
         fire_timers
         take_settled
