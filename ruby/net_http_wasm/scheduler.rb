@@ -158,6 +158,11 @@ module NetHttpWasm
       events
     end
 
+    # Ruby 4.0: interrupts a fiber waiting on an IO that is being closed.
+    def fiber_interrupt(fiber, exception)
+      fiber.raise(exception) if fiber.alive? && !fiber.equal?(Fiber.current)
+    end
+
     # Fiber.set_scheduler(nil), or the thread's end: runs every fiber to
     # completion.
     def close
