@@ -85,13 +85,15 @@ function tlsOptions(base, settings, connectHost) {
 
 /**
  * Connects to host:port (TLS when `settings` is given: the JSON of
- * NetHttpWasm.tls_params). `done(socket, info)` on success, with info
+ * NetHttpWasm.tls_params), from localAddress:localPort when given; with
+ * `socket`, starts TLS over that connected socket instead (a tunnel
+ * through a proxy). `done(socket, info)` on success, with info
  * "family\naddress\nport"; `done(null, "kind\ndetail")` on failure, kind
  * one of timeout, ssltimeout, errno, resolve, ssl or a Ruby class name (see
  * NetHttpWasm::Socket.open). MRI times the TCP connect and the TLS handshake
  * separately; the handshake's timeout is a bare Net::OpenTimeout.
  */
-export function connect({ host, port, tls: settings, timeoutMs }, done) {
+export function connect({ host, port, tls: settings, timeoutMs, localAddress, localPort, socket: over }, done) {
   let finished = false;
   let socket = null;
   let timer = null;
@@ -106,7 +108,9 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     finish(null, text);
   };
   const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const base = { host: connectHost, port, noDelay: true };
+  const base = over ? { socket: over } : { host: connectHost, port, noDelay: true };
+  if (!over && localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
+  if (!over && localPort) base.localPort = localPort;
   let event = 'connect';
   try {
     if (settings) {
@@ -125,7 +129,7 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
   } catch (e) {
     return fail(`IOError\n${e && e.message}`);
   }
-  let tcpUp = false;
+  let tcpUp = !!over;
   socket.once('connect', () => {
     tcpUp = true;
   });
