@@ -175,8 +175,8 @@ export class Bridge {
   }
 
   // NetHttpWasm::Socket#start_tls: a TLS handshake over connection id (a
-  // tunnel through a proxy); the connection keeps its id. "" or
-  // "!kind\ndetail" as open's (a Promise of it from a waiting transport).
+  // tunnel through a proxy); the connection keeps its id. "reused\ncert"
+  // (as the end of open's answer), or "!kind\ndetail" as open's (a Promise of it from a waiting transport).
   starttls(id, tlsJson, timeoutMs) {
     const conn = this.conns.get(id);
     if (!conn || conn.closed || !this.transport.upgrade) return this.reply('!IOError\nclosed stream');
@@ -200,7 +200,8 @@ export class Bridge {
       r.conn.id = id;
       r.conn.peer = conn.peer;
       this.conns.set(id, r.conn);
-      return '';
+      // "reused\ncertificate": the end of open's info
+      return r.info.split('\n').slice(3).join('\n');
     };
     const r = this.transport.upgrade(this, conn, spec);
     return r && typeof r.then === 'function' ? r.then(done) : done(r);

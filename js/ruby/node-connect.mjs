@@ -4,7 +4,8 @@
 // node-io-worker.mjs); the only place that knows Node's socket errors.
 import net from 'node:net';
 import tls from 'node:tls';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { errnoOf } from './errno.mjs';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -50,6 +51,19 @@ function secureContext(settings) {
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
+  // ca_path / X509::Store#add_path of a host folder: every certificate file
+  // in it (OpenSSL looks up hashed names; loading them all trusts the same)
+  for (const d of settings.caDirs || []) {
+    for (const name of readdirSync(d).sort()) {
+      let text;
+      try {
+        text = readFileSync(join(d, name), 'utf8');
+      } catch {
+        continue;
+      }
+      if (text.includes('-----BEGIN CERTIFICATE-----')) ca.push(text);
+    }
+  }
   const o = {};
   if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
   if (settings.cert) o.cert = settings.cert;
@@ -119,7 +133,7 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
       try {
         o = tlsOptions(base, settings, connectHost);
       } catch (e) {
-        if (e && e.code === 'ENOENT') return finish(null, `Errno::ENOENT\n${e.path}`);
+        if (e && (e.code === 'ENOENT' || e.code === 'ENOTDIR')) return finish(null, `Errno::${e.code}\n${e.path}`);
         throw e;
       }
       socket = tls.connect(o);
@@ -156,6 +170,12 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
     }
     socket.removeListener('error', onError);
     const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
-    finish(socket, `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`);
+    let info = `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`;
+    if (settings) {
+      // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64
+      const cert = socket.getPeerCertificate();
+      info += `\n${socket.isSessionReused() ? 1 : 0}\n${cert && cert.raw ? cert.raw.toString('base64') : ''}`;
+    }
+    finish(socket, info);
   });
 }

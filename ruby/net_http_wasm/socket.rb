@@ -13,8 +13,10 @@ module NetHttpWasm
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
       r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)).to_s
       unless r.start_with?('!')
-        id, family, laddr, lport = r.split("\n")
-        return new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
+        id, family, laddr, lport, reused, der = r.split("\n")
+        s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
+        s.tls_established(reused, der) if tls
+        return s
       end
       raise_open_error(r, host, port)
     end
@@ -52,7 +54,28 @@ module NetHttpWasm
         @closed = true
         Socket.raise_open_error(r, @peer_host, @peer_port)
       end
+      tls_established(*r.split("\n"))
       self
+    end
+
+    # What the host's handshake reported: whether the session was resumed,
+    # the server's certificate (DER in base64).
+    def tls_established(reused, der)
+      @session_reused = reused == '1'
+      @peer_der = der
+      @peer_cert = nil
+    end
+
+    # OpenSSL::SSL::SSLSocket#peer_cert: the server's certificate (nil on a
+    # plain connection).
+    def peer_cert
+      return nil if @peer_der.nil? || @peer_der.empty?
+      @peer_cert ||= OpenSSL::X509::Certificate.new(@peer_der.unpack1('m'))
+    end
+
+    # OpenSSL::SSL::SSLSocket#session_reused?
+    def session_reused?
+      @session_reused ? true : false
     end
 
     def initialize(bridge, id, family, laddr, lport, host, port)
