@@ -2,7 +2,8 @@
 // 3.4 (both Node transports), compared with native MRI running the net/http
 // sources of the same version against the same servers: peer_cert,
 // SSLSocket#session_reused? on a new connection, ca_path as a host folder of
-// hashed certificate names, local_host / local_port.
+// hashed certificate names, local_host / local_port, a host given as an
+// object that converts with to_str.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import https from 'node:https';
@@ -58,6 +59,12 @@ function script({ goodPort, plainPort, ca, caDir, localPort }) {
       h = Net::HTTP.new('127.0.0.1', ${plainPort}); h.local_host = '127.0.0.1'
       h.start { h.get('/lh').body.start_with?('plain GET /lh 127.0.0.1:') }
     }
+    # 6: a host that is not a String: TCPSocket.open converts it with to_str
+    t.() {
+      host = Struct.new(:to_s).new('<example>')
+      def host.to_str; raise SocketError, 'open failure'; end
+      Net::HTTP.get(Struct.new(:scheme, :hostname, :port).new('http', host, 2119))
+    }
     out.to_json
   `;
 }
@@ -109,6 +116,7 @@ describe('TLS details and local address', { skip, timeout: 240000 }, () => {
       assert.match(mri[2][1], /^secure GET \/capath/);
       assert.deepEqual(mri[4], ['ok', true]);
       assert.deepEqual(mri[5], ['ok', true]);
+      assert.deepEqual(mri[6], ['SocketError', 'Failed to open TCP connection to <example>:2119 (open failure)']);
 
       const vm = await bootVM(version);
       installNetHttp(vm);

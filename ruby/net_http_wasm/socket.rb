@@ -9,6 +9,8 @@ module NetHttpWasm
     # TCPSocket.open's third and fourth arguments); raises what MRI's
     # Net::HTTP#connect raises.
     def self.open(host, port, open_timeout, tls, local_host = nil, local_port = nil)
+      # as TCPSocket.open: a host that is not a String is converted with to_str
+      host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
       r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)).to_s
