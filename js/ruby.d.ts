@@ -24,6 +24,8 @@ export interface TlsParams {
   minVersion?: string;
   maxVersion?: string;
   ciphers?: string;
+  /** Net::HTTP#address: the name sent as SNI and checked in the certificate */
+  servername?: string;
 }
 
 /** A byte stream for the `transport` option: the bridge sets the callbacks. */
@@ -108,3 +110,27 @@ export interface InstallHandle {
  * In browsers call `await init()` (from 'net-http-wasm') first.
  */
 export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
+
+/** createRubyVM's options (Node.js); the others are installNetHttp's. */
+export interface CreateRubyVMOptions extends InstallOptions {
+  /** '4.0' (default) or '3.4': the @ruby/<v>-wasm-wasi package; or a compiled ruby.wasm module */
+  ruby?: '4.0' | '3.4' | WebAssembly.Module;
+  /** host folders mounted read-only at /gems/<name> and added to $LOAD_PATH (a gem root: its lib/) */
+  gems?: string | string[];
+  /** more folders: { guestPath: hostPath } */
+  mounts?: Record<string, string>;
+  /** true (default): a fresh writable /tmp, removed by dispose(); a host path; false: none */
+  tmp?: boolean | string;
+  /** false (default): empty; true: process.env (proxies included); an object: exactly that */
+  env?: boolean | Record<string, string>;
+  /** true (default): require 'rubygems' */
+  rubygems?: boolean;
+}
+
+/** A ruby.wasm VM with folders mounted, /tmp, the environment, rubygems and Net::HTTP (Node.js). */
+export function createRubyVM(options?: CreateRubyVMOptions): Promise<{
+  vm: RubyVMLike & { evalAsync(code: string): Promise<{ toString(): string }> };
+  handle: InstallHandle;
+  tmp: string | null;
+  dispose(): Promise<void>;
+}>;

@@ -46,6 +46,8 @@ export class Bridge {
     this._resume = null;
     this.settled = '';
     this.lastPoll = 0; // when Ruby last came back from the event loop
+    this.settledList = [];
+    this.onSettled = null;
   }
 
   mem() {
@@ -100,7 +102,52 @@ export class Bridge {
     });
   }
 
+  // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
+
+  // Ruby: notes `token` and the promise's value once it settles.
+  collect(promise, token) {
+    promise.then((v) => {
+      this.settledList.push(`${token}\n${v}`);
+      const w = this.onSettled;
+      if (w) {
+        this.onSettled = null;
+        w();
+      }
+    });
+  }
+
+  // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
+  takeSettled() {
+    if (!this.settledList.length) return '';
+    const s = this.settledList.join('\0');
+    this.settledList = [];
+    return s;
+  }
+
+  // Ruby: a promise that resolves when something has settled, or after ms
+  // milliseconds (ms < 0: no limit).
+  whenSettled(ms) {
+    if (this.settledList.length) return Promise.resolve(1);
+    return new Promise((resolve) => {
+      const timer = ms >= 0 ? setTimeout(() => {
+        this.onSettled = null;
+        resolve(0);
+      }, ms) : null;
+      this.onSettled = () => {
+        if (timer) clearTimeout(timer);
+        resolve(1);
+      };
+    });
+  }
+
   // -- calls from Ruby --
+
+  // IPSocket.getaddress: an address, or "!CODE" (a Promise of it from a
+  // waiting transport).
+  resolve(host) {
+    if (!this.transport.resolve) return this.reply('!EAI_NONAME');
+    return this.transport.resolve(String(host));
+  }
 
   // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
   // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);

@@ -58,6 +58,18 @@ export function install(vm, options, host) {
   };
 }
 
+/**
+ * What a VM made for the network needs before Net::HTTP (createRubyVM):
+ * stdout/stderr synced, folders added to $LOAD_PATH, rubygems loaded.
+ */
+export function prepare(vm, { loadPath = [], rubygems = true } = {}) {
+  const add = vm.eval('proc { |dirs| dirs.to_s.split("\\n").each { |d| $LOAD_PATH << d unless $LOAD_PATH.include?(d) }; nil }');
+  vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
+  // first: a folder on $LOAD_PATH (Debian's vendor_ruby) may hold rubygems/defaults/operating_system.rb
+  if (rubygems) vm.eval("require 'rubygems'; nil");
+  add.call('call', vm.wrap(loadPath.join('\n')));
+}
+
 // installNetHttp's { tls: { ca, rejectUnauthorized } }: for every HTTPS connection.
 function withTls(transport, t) {
   const extra = t.ca == null ? [] : [].concat(t.ca).map(String);

@@ -30,9 +30,9 @@ const VERIFY_TEXT = {
   CERT_REJECTED: 'certificate rejected',
 };
 
-function sslMessage(e, host, port) {
+function sslMessage(e, host, port, name = host) {
   const code = e && e.code;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${host}" does not match the server certificate`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${name}" does not match the server certificate`;
   const peer = `peeraddr=${host}:${port}`;
   if (code && VERIFY_TEXT[code]) {
     return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
@@ -67,9 +67,17 @@ function secureContext(settings) {
   return ctx;
 }
 
-function tlsOptions(base, settings, connectHost, isIp) {
+function isIpAddress(h) {
+  return IPV4.test(h) || h.includes(':');
+}
+
+function tlsOptions(base, settings, connectHost) {
   const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
-  if (!isIp) o.servername = connectHost;
+  // Net::HTTP sends SNI and checks the certificate for its address (the
+  // name), also when it connects to ipaddr; no SNI for an IP address
+  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  if (!isIpAddress(name)) o.servername = name;
+  if (name !== connectHost) o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
   o.secureContext = secureContext(settings);
   if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   return o;
@@ -97,7 +105,6 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     if (socket) socket.destroy();
     finish(null, text);
   };
-  const isIp = IPV4.test(host) || host.includes(':');
   const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   const base = { host: connectHost, port, noDelay: true };
   let event = 'connect';
@@ -106,7 +113,7 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
       event = 'secureConnect';
       let o;
       try {
-        o = tlsOptions(base, settings, connectHost, isIp);
+        o = tlsOptions(base, settings, connectHost);
       } catch (e) {
         if (e && e.code === 'ENOENT') return finish(null, `Errno::ENOENT\n${e.path}`);
         throw e;
@@ -128,11 +135,11 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
       fail(`resolve\n${code}`);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else if (code) {
       fail(`errno\n${code}`);
     } else if (settings) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else {
       fail(`IOError\n${e && e.message}`);
     }
