@@ -1,7 +1,8 @@
 // A ruby.wasm 4.0 client process of the client benchmark:
 //   node --no-incremental-marking benchmarks/clients/rubywasm-client.mjs NAME
-// NAME: a Ruby client of clients.rb, or net-http-nocodec (net-http with
-// installNetHttp's { codec: false }). The VM is booted once, at setup, and
+// NAME: a Ruby client of clients.rb, net-http-nocodec (net-http with
+// installNetHttp's { codec: false }) or net-http-blocking (net-http with
+// { blocking: true }: a run's lanes then go one after another). The VM is booted once, at setup, and
 // serves every pass.
 //
 // The VM is set up as a user would: Net::HTTP from net-http-wasm/ruby (TLS
@@ -59,7 +60,7 @@ const tempDir = (prefix) => {
 function mountGems(name) {
   const roots = gemRoots();
   const chosen = [];
-  for (const f of FEATURES[name.replace(/-nocodec$/, '')] || []) {
+  for (const f of FEATURES[name.replace(/-(nocodec|blocking)$/, '')] || []) {
     const root = roots.find((r) => existsSync(join(r, `${f}.rb`)));
     if (root && !chosen.includes(root)) chosen.push(root);
   }
@@ -70,7 +71,7 @@ function mountGems(name) {
 }
 
 const name = process.argv[2];
-const rubyName = name === 'net-http-nocodec' ? 'net-http' : name;
+const rubyName = name === 'net-http-nocodec' || name === 'net-http-blocking' ? 'net-http' : name;
 let vm = null;
 
 serve({
@@ -79,11 +80,11 @@ serve({
     const preopens = { '/tmp': tempDir('nhw-bench-tmp-') };
     if (gems.host) preopens['/gems'] = gems.host;
     vm = await bootVM('4.0', preopens);
-    installNetHttp(vm, { codec: name !== 'net-http-nocodec', ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}) });
+    installNetHttp(vm, { codec: name !== 'net-http-nocodec', blocking: name === 'net-http-blocking', ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}) });
     vm.eval(`require 'rubygems'; $LOAD_PATH.unshift(*${JSON.stringify(gems.paths)}); ENV['TMPDIR'] = '/tmp'; nil`);
     vm.eval(readFileSync(CLIENTS_RB, 'utf8'));
     const r = await vm.evalAsync(`JSON.generate(ClientBench.setup(${JSON.stringify(rubyName)}, ${JSON.stringify(url)}, ${JSON.stringify(modes)}))`);
-    const version = `@ruby/4.0-wasm-wasi ${RUBY_WASM_VERSION}: ${vm.eval('ClientBench.version').toString()}${name === 'net-http-nocodec' ? ' (codec off)' : ''}`;
+    const version = `@ruby/4.0-wasm-wasi ${RUBY_WASM_VERSION}: ${vm.eval('ClientBench.version').toString()}${{ 'net-http-nocodec': ' (codec off)', 'net-http-blocking': ' (blocking transport)' }[name] || ''}`;
     return { modes: JSON.parse(r.toString()), version };
   },
 

@@ -83,6 +83,7 @@ const RUNTIMES = {
 const RUBY_CLIENTS = [
   ['net-http', 'Net::HTTP', { oneoff: 'Net::HTTP.get_response', persistent: 'Net::HTTP.start block' }],
   ['net-http-nocodec', 'Net::HTTP, codec off', { oneoff: 'Net::HTTP.get_response', persistent: 'Net::HTTP.start block' }, ['rubywasm']],
+  ['net-http-blocking', 'Net::HTTP, blocking transport', { oneoff: 'Net::HTTP.get_response', persistent: 'Net::HTTP.start block' }, ['rubywasm']],
   ['net-http-persistent', 'net-http-persistent', { persistent: 'Net::HTTP::Persistent#request' }],
   ['faraday', 'Faraday', { oneoff: 'net_http adapter', persistent: 'net_http_persistent adapter' }],
   ['open-uri', 'open-uri', { oneoff: 'URI.open' }],
