@@ -47,7 +47,15 @@ function sslMessage(e, host, port, name = host) {
 const contexts = new Map();
 const CONTEXTS_KEPT = 16;
 
-function secureContext(settings) {
+// The certificates a connection with these settings trusts, as PEM texts
+// (Ruby verifies the chain itself when a verify_callback is set).
+function trustedCertificates(settings) {
+  const ca = caCertificates(settings);
+  if (!ca.length) return tls.rootCertificates;
+  return settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
+}
+
+function caCertificates(settings) {
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
@@ -64,6 +72,11 @@ function secureContext(settings) {
       if (text.includes('-----BEGIN CERTIFICATE-----')) ca.push(text);
     }
   }
+  return ca;
+}
+
+function secureContext(settings) {
+  const ca = caCertificates(settings);
   const o = {};
   if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
   if (settings.cert) o.cert = settings.cert;
@@ -94,7 +107,31 @@ function tlsOptions(base, settings, connectHost) {
   if (name !== connectHost) o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
   o.secureContext = secureContext(settings);
   if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
+  // with a verify_callback, Ruby decides (NetHttpWasm.verify_peer)
+  if (settings.chain) o.rejectUnauthorized = false;
   return o;
+}
+
+/**
+ * For a verify_callback: "peer\nchain\nnameOk\ntrusted", peer the
+ * address connected to as OpenSSL's errors name it (peeraddr=), chain the certificates
+ * the peer presented, leaf first (DER in base64, comma-separated), nameOk
+ * "1" when the leaf matches the name Net::HTTP checks (Node's rule, as
+ * without a callback), trusted the PEMs the connection trusts.
+ */
+function peerChain(socket, settings, connectHost) {
+  const ders = [];
+  const seen = new Set();
+  for (let c = socket.getPeerCertificate(true); c && c.raw && !seen.has(c.fingerprint256); c = c.issuerCertificate) {
+    seen.add(c.fingerprint256);
+    ders.push(c.raw.toString('base64'));
+  }
+  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  const leaf = socket.getPeerCertificate();
+  const nameOk = leaf && leaf.raw && !tls.checkServerIdentity(name, leaf) ? 1 : 0;
+  const a = socket.remoteAddress || '';
+  const peer = `${a.includes(':') ? `[${a}]` : a}:${socket.remotePort}`;
+  return `${peer}\n${ders.join(',')}\n${nameOk}\n${trustedCertificates(settings).join('\n')}`;
 }
 
 /**
@@ -175,6 +212,7 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
       // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64
       const cert = socket.getPeerCertificate();
       info += `\n${socket.isSessionReused() ? 1 : 0}\n${cert && cert.raw ? cert.raw.toString('base64') : ''}`;
+      if (settings.chain) info += `\n${peerChain(socket, settings, connectHost)}`;
     }
     finish(socket, info);
   });

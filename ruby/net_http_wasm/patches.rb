@@ -45,6 +45,7 @@ module NetHttpWasm
         end
       end
       __nhw_connect_tunnel(s) if use_ssl? && proxy?
+      NetHttpWasm.verify_peer(self, s) if use_ssl? && verify_callback
       __nhw_debug "opened"
       @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,
                                             write_timeout: @write_timeout,

@@ -15,9 +15,9 @@ module NetHttpWasm
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
       r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)).to_s
       unless r.start_with?('!')
-        id, family, laddr, lport, reused, der = r.split("\n")
+        id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
         s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
-        s.tls_established(reused, der) if tls
+        s.tls_established(reused, der, peer) if tls
         return s
       end
       raise_open_error(r, host, port)
@@ -56,16 +56,27 @@ module NetHttpWasm
         @closed = true
         Socket.raise_open_error(r, @peer_host, @peer_port)
       end
-      tls_established(*r.split("\n"))
+      tls_established(*r.split("\n", 3))
       self
     end
 
     # What the host's handshake reported: whether the session was resumed,
-    # the server's certificate (DER in base64).
-    def tls_established(reused, der)
+    # the server's certificate (DER in base64), and when asked for (a
+    # verify_callback) "peer\nchain\nnameOk\ntrusted PEMs" (node-connect.mjs).
+    def tls_established(reused, der, peer = nil)
       @session_reused = reused == '1'
       @peer_der = der
       @peer_cert = nil
+      @peer_verify = peer
+    end
+
+    # For NetHttpWasm.verify_peer: [the address connected to, "ip:port";
+    # the peer's chain, leaf first, as certificates; whether the leaf
+    # matches the host name; trusted PEMs].
+    def peer_verify_info
+      return nil unless @peer_verify
+      peer, chain, name_ok, trusted = @peer_verify.split("\n", 4)
+      [peer, chain.split(',').map { |b| OpenSSL::X509::Certificate.new(b.unpack1('m')) }, name_ok == '1', trusted.to_s]
     end
 
     # OpenSSL::SSL::SSLSocket#peer_cert: the server's certificate (nil on a

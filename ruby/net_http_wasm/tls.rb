@@ -33,6 +33,7 @@ module NetHttpWasm
       end
       # SNI and the name checked: the host's name, also when connecting to ipaddr
       h['servername'] = http.address.to_s
+      h['chain'] = true if http.verify_callback
       h['verifyHostname'] = false if http.respond_to?(:verify_hostname) && http.verify_hostname == false
       h['cert'] = http.cert.to_pem if http.cert
       h['key'] = http.key.respond_to?(:private_to_pem) ? http.key.private_to_pem : http.key.to_pem if http.key
@@ -46,6 +47,51 @@ module NetHttpWasm
         h['ciphers'] = http.ciphers.is_a?(Array) ? http.ciphers.map { |c| c.is_a?(Array) ? c[0] : c }.join(':') : http.ciphers.to_s
       end
       JSON.generate(h)
+    end
+
+    # The certificate check of an OpenSSL handshake with a verify_callback
+    # (ssl_verify_callback in ext/openssl/ossl_ssl.c), run after the host's
+    # handshake on the chain the peer presented: the callback is called for
+    # each certificate, with the host name check folded into the leaf's
+    # preverify_ok (when Net::HTTP gives OpenSSL the name: not for an IP
+    # address); its answers decide. Then Net::HTTP's post_connection_check.
+    def verify_peer(http, sock)
+      cb = http.verify_callback
+      peer, chain, name_ok, trusted = sock.peer_verify_info
+      return unless cb && chain && !chain.empty?
+      check_name = http.verify_hostname != false
+      in_handshake = check_name && !http.address.to_s.match?(/\A(\d{1,3}(\.\d{1,3}){3}|\[?[0-9a-fA-F:]*:[0-9a-fA-F:.]*\]?)\z/)
+      store = trust_store(trusted)
+      ok = store.verify(chain[0], chain[1..]) do |preverify_ok, ctx|
+        if preverify_ok && in_handshake && ctx.error_depth == 0 && !name_ok
+          preverify_ok = false
+          ctx.error = OpenSSL::X509::V_ERR_HOSTNAME_MISMATCH
+        end
+        cb.call(preverify_ok, ctx)
+      end
+      verify = http.verify_mode.nil? || http.verify_mode != OpenSSL::SSL::VERIFY_NONE
+      return unless verify
+      unless ok
+        raise OpenSSL::SSL::SSLError, "SSL_connect returned=1 errno=0 peeraddr=#{peer} " \
+          "state=error: certificate verify failed (#{store.error_string})"
+      end
+      if check_name && !name_ok
+        raise OpenSSL::SSL::SSLError, "hostname \"#{http.address}\" does not match the server certificate"
+      end
+    end
+
+    # An X509::Store of these PEMs; the last one is kept (the default roots
+    # are parsed once).
+    def trust_store(pems)
+      return @trust_store[1] if @trust_store && @trust_store[0] == pems
+      store = OpenSSL::X509::Store.new
+      pems.scan(/-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----/m).uniq.each do |pem|
+        store.add_cert(OpenSSL::X509::Certificate.new(pem))
+      rescue OpenSSL::X509::StoreError
+        nil # the same certificate twice
+      end
+      @trust_store = [pems, store]
+      store
     end
 
     def add_ca_file(h, f)
