@@ -16,7 +16,7 @@ export const records = {
 export const returnCodes = {
   RC_ERROR: [-1, 'an error; the bridge\'s error() says "Class\\nmessage"'],
   RC_TIMEOUT: [-2, 'the read timeout passed with no data arriving'],
-  RC_WOULD_BLOCK: [-4, 'nothing to read yet'],
+  RC_WOULD_BLOCK: [-4, 'nothing to read yet (a write: no room)'],
   RC_EOF: [-5, 'the stream ended'],
 };
 
@@ -44,4 +44,9 @@ export const headFlags = {
   H_MESSAGE: [2, 'message is set'],
   H_INFLATE: [4, 'inflate: content-encoding deleted, the body destination made binary'],
   H_DROP_ENCODING: [8, 'only delete content-encoding (none, identity)'],
+};
+
+/** Sizes both sides use. */
+export const sizes = {
+  UNSENT_MAX: [64 * 1024, 'bytes written and not yet taken by the OS before a write waits for room (write_timeout)'],
 };

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import * as schema from '../schema/bridge.mjs';
 
 const root = new URL('../', import.meta.url);
-const groups = [schema.records, schema.returnCodes, schema.states, schema.sendFlags, schema.headFlags];
+const groups = [schema.records, schema.returnCodes, schema.states, schema.sendFlags, schema.headFlags, schema.sizes];
 const entries = [];
 for (const g of groups) for (const [name, [value, doc]] of Object.entries(g)) entries.push([name, value, doc]);
 entries.push(['NEED_BASE', schema.NEED_BASE, 'a read needing room returns -(NEED_BASE + size)']);

@@ -11,7 +11,7 @@
 import { ResponseParser } from '../index.mjs';
 import { getDefaultCodec } from '../core.mjs';
 import { Conn } from './conn.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const latin1 = new TextDecoder('latin1');
@@ -287,14 +287,33 @@ export class Bridge {
     return conn.fillRecords(this.mem(), addr, cap);
   }
 
-  // Raw write (net/http's own request writing).
+  // Raw write (net/http's own request writing), as write_nonblock: what fits
+  // under UNSENT_MAX bytes not yet taken by the OS (the bytes taken),
+  // RC_WOULD_BLOCK when nothing does.
   write(id, addr, len) {
     const conn = this.conn(id);
     if (!conn || conn.closed) return this.fail(CLOSED);
     if (conn.error) return this.fail(`${conn.error[0]}\n${conn.error[1]}`);
+    if (this.blocking) this.transport.pump();
+    const n = Math.min(len, UNSENT_MAX - conn.unsent);
+    if (n <= 0 && len > 0) return RC_WOULD_BLOCK;
     conn.beginRaw();
-    conn.write(this.mem().slice(addr, addr + len));
-    return len;
+    conn.write(this.mem().slice(addr, addr + n));
+    return n;
+  }
+
+  // IO#wait_writable(timeout) → 1 when there is room (fewer than UNSENT_MAX
+  // bytes not yet taken by the OS) or the connection is done, 0 when
+  // timeoutMs passed with none of them taken (a Promise from a waiting
+  // transport). Each piece taken restarts the clock, as each write(2)
+  // does for BufferedIO's write_timeout.
+  drain(id, timeoutMs) {
+    const conn = this.conns.get(id);
+    if (!conn) return this.reply(1);
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    const ready = () => conn.unsent < UNSENT_MAX || conn.closed || conn.eof || !!conn.error;
+    if (this.blocking) return this.transport.block(conn, ready, ms) ? 1 : 0;
+    return waitFor(conn, ready, ms).then((ok) => (ok ? 1 : 0));
   }
 
   // read_nonblock.

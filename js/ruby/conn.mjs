@@ -38,6 +38,7 @@ export class Conn {
     this.waiter = null; // called on every arrival (async transports)
     this.arrivals = 0; // counts arrivals (blocking transports restart read timeouts on each)
     this.paused = false;
+    this.unsent = 0; // bytes written and not yet taken by the OS (see Bridge#write)
     this.lastActivity = performance.now(); // the last arrival
   }
 
@@ -47,6 +48,12 @@ export class Conn {
     if (this.codec && !this.msgDone) this.feed(chunk, false);
     else this.keepRaw(chunk);
     this.flow();
+    this.wake();
+  }
+
+  // n bytes written went to the OS: a writer waiting for room goes on
+  onFlushed(n) {
+    this.unsent -= n;
     this.wake();
   }
 

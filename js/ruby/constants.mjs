@@ -11,7 +11,7 @@ export const R_ERROR = 4;
 export const RC_ERROR = -1;
 /** the read timeout passed with no data arriving */
 export const RC_TIMEOUT = -2;
-/** nothing to read yet */
+/** nothing to read yet (a write: no room) */
 export const RC_WOULD_BLOCK = -4;
 /** the stream ended */
 export const RC_EOF = -5;
@@ -37,5 +37,7 @@ export const H_MESSAGE = 2;
 export const H_INFLATE = 4;
 /** only delete content-encoding (none, identity) */
 export const H_DROP_ENCODING = 8;
+/** bytes written and not yet taken by the OS before a write waits for room (write_timeout) */
+export const UNSENT_MAX = 65536;
 /** a read needing room returns -(NEED_BASE + size) */
 export const NEED_BASE = 16;

@@ -3,7 +3,7 @@
 // (vm.evalAsync). Servers and other work in the same thread go on meanwhile.
 import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
-import { connect, socketError } from './node-connect.mjs';
+import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
 
 class NodeConn extends Conn {
@@ -32,7 +32,12 @@ class NodeConn extends Conn {
   }
   write(bytes) {
     if (this.closed || this.socket.destroyed) return false;
-    this.socket.write(bytes);
+    // in pieces, so that a writer waiting for room sees each one go
+    for (let i = 0; i < bytes.length; i += WRITE_PIECE) {
+      const piece = bytes.subarray(i, i + WRITE_PIECE);
+      this.unsent += piece.length;
+      this.socket.write(piece, () => this.onFlushed(piece.length));
+    }
     return true;
   }
   destroy() {

@@ -29,6 +29,7 @@ class WorkerConn extends Conn {
   write(bytes) {
     if (this.closed) return false;
     const data = own(bytes);
+    this.unsent += data.length;
     this.io.post({ op: 'write', id: this.wid, data }, [data.buffer]);
     return true;
   }
@@ -135,6 +136,7 @@ class BlockingIO {
 
 function deliver(conn, ev) {
   if (ev.t === 'data') conn.onData(ev.data);
+  else if (ev.t === 'flushed') conn.onFlushed(ev.n);
   else if (ev.t === 'end') conn.onEnd();
   else if (ev.t === 'error') conn.onError(ev.cls, ev.message);
 }

@@ -10,6 +10,11 @@ import { errnoOf } from './errno.mjs';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
+// Both transports hand writes to the socket in pieces of this size and
+// report each one the OS has taken (Conn#onFlushed): a writer waiting for
+// room (Net::HTTP's write_timeout) sees the peer's progress.
+export const WRITE_PIECE = 64 * 1024;
+
 
 /** [Ruby class, message] for an error on an open socket. */
 export function socketError(e) {

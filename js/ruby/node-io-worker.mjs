@@ -3,7 +3,7 @@
 // thread, bumping the shared counter it sleeps on.
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
-import { connect, socketError } from './node-connect.mjs';
+import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
@@ -83,7 +83,12 @@ port.on('message', (m) => {
       lookup(m.host, (err, address) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : address }));
       break;
     case 'write':
-      if (socket && !socket.destroyed) socket.write(m.data);
+      // in pieces, each reported when the OS has taken it
+      for (let i = 0; i < m.data.length; i += WRITE_PIECE) {
+        const piece = m.data.subarray(i, i + WRITE_PIECE);
+        if (socket && !socket.destroyed) socket.write(piece, () => post({ t: 'flushed', id: m.id, n: piece.length }));
+        else post({ t: 'flushed', id: m.id, n: piece.length });
+      }
       break;
     case 'pause':
       if (socket) socket.pause();

@@ -40,6 +40,11 @@ module NetHttpWasm
       end
       rc = rc.to_i
       NetHttpWasm.raise_last_error if rc < 0
+      # as write0 when the kernel's buffer is full: the body must leave within
+      # write_timeout (only a large body can fill the buffers)
+      if body && body.bytesize > UNSENT_MAX && !@io.wait_writable(@write_timeout)
+        raise Net::WriteTimeout.new(@io)
+      end
       @codec_msg = true
       @fresh = rc == 0 # nothing can have arrived yet: the first read waits
       nil

@@ -14,7 +14,7 @@ module NetHttpWasm
   RC_ERROR = -1
   # the read timeout passed with no data arriving
   RC_TIMEOUT = -2
-  # nothing to read yet
+  # nothing to read yet (a write: no room)
   RC_WOULD_BLOCK = -4
   # the stream ended
   RC_EOF = -5
@@ -40,6 +40,8 @@ module NetHttpWasm
   H_INFLATE = 4
   # only delete content-encoding (none, identity)
   H_DROP_ENCODING = 8
+  # bytes written and not yet taken by the OS before a write waits for room (write_timeout)
+  UNSENT_MAX = 65536
   # a read needing room returns -(NEED_BASE + size)
   NEED_BASE = 16
 end

@@ -150,10 +150,16 @@ module NetHttpWasm
       end
     end
 
+    # What fits in the host's send buffer (see Bridge#write); none:
+    # :wait_writable, as a socket whose kernel buffer is full.
     def write_nonblock(str, exception: true)
       raise IOError, 'closed stream' if @closed
       str = str.to_s
       n = @bridge.call(:write, @id, NetHttpWasm.addr(str), str.bytesize).to_i
+      if n == RC_WOULD_BLOCK
+        raise IO::EAGAINWaitWritable, 'Resource temporarily unavailable - write would block' if exception
+        return :wait_writable
+      end
       NetHttpWasm.raise_last_error if n < 0
       n
     end
@@ -179,8 +185,11 @@ module NetHttpWasm
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
 
-    def wait_writable(_timeout = nil)
-      self
+    # Waits for room in the host's send buffer (Bridge#drain): self, or nil
+    # when timeout seconds passed with nothing sent.
+    def wait_writable(timeout = nil)
+      raise IOError, 'closed stream' if @closed
+      NetHttpWasm.wait(@bridge.call(:drain, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
 
     def eof?

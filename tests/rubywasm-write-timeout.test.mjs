@@ -1,0 +1,122 @@
+// Net::HTTP#write_timeout inside ruby.wasm 4.0 and 3.4 (both Node
+// transports), compared with native MRI running the net/http sources of the
+// same version against the same servers: a large POST body to a server that
+// never reads raises Net::WriteTimeout (through the codec and through
+// net/http's own writing); to a server that starts reading late, but within
+// write_timeout, the request goes through.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { installNetHttp } from '../js/ruby/node.mjs';
+import { VERSIONS, bootVM, bootThreadVM, rbJSON, runNative, listen, closeServer, haveNativeRuby } from './fixtures/browser/harness.mjs';
+import { netHttpSources } from './fixtures/chaos/index.mjs';
+
+const skip = !haveNativeRuby() ? 'native ruby is not installed' : false;
+const BODY_MIB = 32; // more than the loopback's socket buffers take
+
+// Reads nothing for `delayMs` (forever when null), then reads the request
+// and answers "ok" with the number of body bytes it got.
+function lateReader(delayMs, sockets) {
+  return net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => {});
+    socket.pause();
+    if (delayMs == null) return;
+    setTimeout(() => {
+      let buf = Buffer.alloc(0);
+      let need = null;
+      let bodyLen = 0;
+      socket.on('data', (c) => {
+        buf = Buffer.concat([buf, c]);
+        if (need == null) {
+          const end = buf.indexOf('\r\n\r\n');
+          if (end < 0) return;
+          bodyLen = Number(/content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'))[1]);
+          need = end + 4 + bodyLen;
+        }
+        if (buf.length >= need) {
+          const text = `ok ${buf.length - (need - bodyLen)}`;
+          socket.write(`HTTP/1.1 200 OK\r\nContent-Length: ${text.length}\r\n\r\n${text}`);
+          buf = Buffer.alloc(0);
+          need = null;
+        }
+      });
+      socket.resume();
+    }, delayMs);
+  });
+}
+
+function script({ never, late }) {
+  return `
+    out = []
+    body = 'x' * (${BODY_MIB} << 20)
+    t = ->(&b) { t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC); r = begin; ['ok', b.call]; rescue Exception => e; [e.class.name, e.message]; end; out << r + [(Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0).round(1)] }
+    post = ->(port, wt) { h = Net::HTTP.new('127.0.0.1', port); h.write_timeout = wt; h.read_timeout = 10; h.start { h.post('/', body).body } }
+    # 0: a server that never reads
+    t.() { post.(${never}, 1) }
+    # 1: one that reads after 1.5 s, within write_timeout
+    t.() { post.(${late}, 5) }
+    # 2, 3: the same through net/http's own writing (not the codec)
+    NetHttpWasm.codec = false if defined?(NetHttpWasm)
+    t.() { post.(${never}, 1) }
+    t.() { post.(${late}, 5) }
+    NetHttpWasm.codec = true if defined?(NetHttpWasm)
+    out.to_json
+  `;
+}
+
+describe('write_timeout', { skip, timeout: 240000 }, () => {
+  const sockets = new Set();
+  let never;
+  let late;
+  const ports = {};
+  const sources = {};
+
+  before(async () => {
+    never = lateReader(null, sockets);
+    late = lateReader(1500, sockets);
+    ports.never = await listen(never);
+    ports.late = await listen(late);
+    for (const v of VERSIONS) sources[v] = await netHttpSources(v);
+  });
+
+  after(async () => {
+    await closeServer(never, sockets);
+    await closeServer(late, sockets);
+    for (const s of Object.values(sources)) s.cleanup();
+  });
+
+  for (const version of VERSIONS) {
+    test(`ruby.wasm ${version}, both transports, as native MRI`, async () => {
+      const code = script(ports);
+      const mri = JSON.parse((await runNative(`puts(begin\n${code}\nend)`, { load: [sources[version].dir], timeout: 60000 })).trim().split('\n').pop());
+      const checkShape = (r, who) => {
+        assert.deepEqual(r[0].slice(0, 2), ['Net::WriteTimeout', 'Net::WriteTimeout with #<TCPSocket:(closed)>'], who);
+        assert.deepEqual(r[2].slice(0, 2), r[0].slice(0, 2), who);
+        for (const i of [1, 3]) {
+          assert.equal(r[i][0], 'ok', who);
+          assert.equal(r[i][1], `ok ${BODY_MIB << 20}`, who);
+        }
+        // the time up: write_timeout after the buffers filled; the late reader: its delay
+        for (const i of [0, 2]) assert.ok(r[i][2] >= 1 && r[i][2] < 5, `${who}: ${r[i][2]} s`);
+        for (const i of [1, 3]) assert.ok(r[i][2] >= 1.4 && r[i][2] < 5, `${who}: ${r[i][2]} s`);
+      };
+      checkShape(mri, 'native MRI');
+      const vm = await bootVM(version);
+      installNetHttp(vm);
+      const waiting = await rbJSON(vm, `JSON.parse(begin\n${code}\nend)`);
+      const thread = await bootThreadVM(version);
+      let blocking;
+      try {
+        blocking = await rbJSON(thread, `JSON.parse(begin\n${code}\nend)`);
+      } finally {
+        await thread.close();
+      }
+      const same = (r) => r.map((c) => c.slice(0, 2));
+      checkShape(waiting, 'waiting transport');
+      checkShape(blocking, 'blocking transport');
+      assert.deepEqual(same(waiting), same(mri), 'waiting transport');
+      assert.deepEqual(same(blocking), same(mri), 'blocking transport');
+    });
+  }
+});
