@@ -312,7 +312,7 @@ export class Bridge {
     if (!conn) return this.reply(1);
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const ready = () => conn.unsent < UNSENT_MAX || conn.closed || conn.eof || !!conn.error;
-    if (this.blocking) return this.transport.block(conn, ready, ms) ? 1 : 0;
+    if (this.blocking) return this.transport.blockForRoom(conn, ready, ms) ? 1 : 0;
     return waitFor(conn, ready, ms).then((ok) => (ok ? 1 : 0));
   }
 

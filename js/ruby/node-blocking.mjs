@@ -48,7 +48,7 @@ class WorkerConn extends Conn {
 class BlockingIO {
   constructor() {
     const { port1, port2 } = new MessageChannel();
-    this.ctl = new Int32Array(new SharedArrayBuffer(4));
+    this.ctl = new Int32Array(new SharedArrayBuffer(8)); // [events posted, waiting for room]
     this.port = port1;
     this.worker = new Worker(WORKER, { workerData: { port: port2, ctl: this.ctl }, transferList: [port2] });
     this.worker.unref();
@@ -81,6 +81,7 @@ class BlockingIO {
   // Waits until ready() holds (true), or ms milliseconds pass with nothing
   // arriving on conn (false); each arrival restarts the clock unless `once`.
   block(conn, ready, ms, once = false) {
+    if (ready()) return true;
     const limit = ms == null ? Infinity : ms;
     let deadline = performance.now() + limit;
     let seen = conn ? conn.arrivals : 0;
@@ -95,6 +96,17 @@ class BlockingIO {
       const left = deadline - performance.now();
       if (left <= 0) return false;
       Atomics.wait(this.ctl, 0, tick, left);
+    }
+  }
+
+  // block() for room to write: the I/O thread wakes this one with each
+  // write it reports only meanwhile.
+  blockForRoom(conn, ready, ms) {
+    Atomics.store(this.ctl, 1, 1);
+    try {
+      return this.block(conn, ready, ms);
+    } finally {
+      Atomics.store(this.ctl, 1, 0);
     }
   }
 
@@ -151,6 +163,7 @@ export function nodeBlockingTransport() {
     pump: () => io && io.pump(),
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
+    blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),
     readFile(path) {
       try {
         return readFileSync(path, 'utf8');

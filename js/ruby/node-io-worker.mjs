@@ -8,15 +8,21 @@ import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 const { port, ctl } = workerData;
 const sockets = new Map();
 
-function post(msg, transfer) {
+// Posts an event and wakes the Ruby thread; `wake` false: it is taken at
+// the next pump (ctl[1] says the Ruby thread waits for room to write, so
+// that a write's report wakes it only then, not on every request).
+function post(msg, transfer, wake = true) {
   try {
     port.postMessage(msg, transfer);
   } catch {
     port.postMessage(msg); // a buffer that cannot be transferred is copied
   }
+  if (!wake) return;
   Atomics.add(ctl, 0, 1);
   Atomics.notify(ctl, 0);
 }
+
+const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load(ctl, 1) !== 0);
 
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
 
@@ -86,8 +92,8 @@ port.on('message', (m) => {
       // in pieces, each reported when the OS has taken it
       for (let i = 0; i < m.data.length; i += WRITE_PIECE) {
         const piece = m.data.subarray(i, i + WRITE_PIECE);
-        if (socket && !socket.destroyed) socket.write(piece, () => post({ t: 'flushed', id: m.id, n: piece.length }));
-        else post({ t: 'flushed', id: m.id, n: piece.length });
+        if (socket && !socket.destroyed) socket.write(piece, () => flushed(m.id, piece.length));
+        else flushed(m.id, piece.length);
       }
       break;
     case 'pause':
