@@ -5,31 +5,8 @@
 import { headerReaders, headerWriters } from './header-helpers.mjs';
 import { multipartBody, randomBoundary, isBlob } from './multipart.mjs';
 import { requestToFetch } from './fetch.mjs';
+import { CLASS_NAMES, PROFILES, ERROR as NH_ERROR, NOMEM as NH_NOMEM, OP_END, OP_SET, OP_ADD, OP_DELETE, OP_FORM, OP_BODY, OP_EXEC, OP_GET, OP_DUMP, OP_QUERY, OP_SET_RAW } from './schema.mjs';
 import { checkSource, isSyncSource, sourcePieces, sourcePiecesSync, framedReads, streamEnd } from './body-stream.mjs';
-
-/** Ruby exception class names by nh_error_class (src/nethttp.h). */
-export const CLASS_NAMES = [
-  null,
-  'ArgumentError',
-  'URI::InvalidURIError',
-  'IndexError',
-  'Net::HTTPBadResponse',
-  'Net::HTTPHeaderSyntaxError',
-  'EOFError',
-  'Zlib::DataError',
-  'Zlib::BufError',
-  'NetHttpWasm::LimitError',
-  'NoMemoryError',
-  'Encoding::CompatibilityError',
-  'TypeError',
-  'RuntimeError',
-  'URI::InvalidComponentError',
-  'Zlib::NeedDict',
-];
-CLASS_NAMES[20] = 'NoMethodError'; // NH_E_NO_METHOD (responses)
-
-const NH_ERROR = -2;
-const NH_NOMEM = -3;
 
 /** An exception MRI would raise: `rubyClass` names its class, `message` is MRI's text. */
 export class NetHttpError extends Error {
@@ -39,8 +16,6 @@ export class NetHttpError extends Error {
     this.rubyClass = rubyClass;
   }
 }
-
-const PROFILES = { '4.0': 0, '3.4': 1 };
 
 function profileId(options) {
   const p = options == null || options.profile == null ? '4.0' : options.profile;
@@ -137,9 +112,6 @@ function strictCheck(what, value, re) {
   if (!re.test(value)) throw new NetHttpError('ArgumentError', `strict: ${what} not allowed by RFC 9112: ${JSON.stringify(value)}`);
 }
 const CRLF = /[\r\n]/;
-
-const OP_END = 0, OP_SET = 1, OP_ADD = 2, OP_DELETE = 3, OP_FORM = 4, OP_BODY = 5,
-  OP_EXEC = 6, OP_GET = 7, OP_DUMP = 8, OP_QUERY = 9, OP_SET_RAW = 10;
 
 /** One instance of the WebAssembly module and its call context. */
 export class Codec {
@@ -246,11 +218,17 @@ export class Codec {
     return rc;
   }
 
+  // The one mapping of a status to an exception.
   fail(rc) {
     if (rc === NH_NOMEM) throw new NetHttpError('NoMemoryError', 'failed to allocate memory');
     if (rc !== NH_ERROR) throw new Error(`net-http-wasm: unexpected status ${rc}`);
     const cls = this.u32[(this.ctx >>> 2) + 3];
-    throw new NetHttpError(CLASS_NAMES[cls] || 'StandardError', this.outText());
+    const bytes = this.outBytes();
+    const e = new NetHttpError(CLASS_NAMES[cls] || 'StandardError', decodeUtf8(bytes, 0, bytes.length));
+    // MRI's message is a binary string; it can hold bytes that are not UTF-8
+    // ("wrong chunk size line: \xFF").
+    e.messageBytes = bytes;
+    throw e;
   }
 
   outPtr() {

@@ -14,17 +14,16 @@
 // JS strings decoded as UTF-8 (an invalid sequence becomes U+FFFD); the exact
 // bytes are available from rawHeaderEntries(), body and rest are bytes.
 //
-// Only named imports, and no top-level name that js/core.mjs also declares:
-// tools/embed-wasm.mjs builds the CommonJS entry by concatenating the sources.
-import { NetHttpError, CLASS_NAMES, getDefaultCodec, decodeUtf8 } from './core.mjs';
+import { NetHttpError, getDefaultCodec, decodeUtf8 } from './core.mjs';
+import {
+  CLASS_NAMES, PROFILES, ERROR as RS_ERROR, NOMEM as RS_NOMEM,
+  EV_HEAD as RS_EV_HEAD, EV_BODY as RS_EV_BODY, EV_END as RS_EV_END, EV_INTERIM as RS_EV_INTERIM, EV_FINAL as RS_EV_FINAL,
+  HEAD_VERSION as RS_F_VERSION, HEAD_MESSAGE as RS_F_MESSAGE, HEAD_BODY as RS_F_BODY, HEAD_ASCII as RS_F_ASCII,
+  CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN as RS_CONFIG_LEN, MAX_HEADER_BYTES, MAX_HEADER_FIELDS,
+  ONESHOT_MAX_INFLATED as RS_ONESHOT_MAX_INFLATED, DECODE_SLICE as RS_DECODE_SLICE,
+} from './schema.mjs';
 import { headerReaders } from './header-helpers.mjs';
 
-
-const RS_ERROR = -2;
-const RS_NOMEM = -3;
-const RS_EV_HEAD = 1, RS_EV_BODY = 2, RS_EV_END = 3, RS_EV_INTERIM = 4, RS_EV_FINAL = 5;
-const RS_F_VERSION = 1, RS_F_MESSAGE = 2, RS_F_BODY = 4, RS_F_ASCII = 8;
-const RS_CONFIG_LEN = 44;
 const RS_EMPTY = new Uint8Array(0);
 
 const rsDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
@@ -43,30 +42,6 @@ function rsCodecOf(options) {
   return (options && options.codec) || getDefaultCodec();
 }
 
-function rsRubyError(c, rc) {
-  if (rc === RS_NOMEM) return new NetHttpError('NoMemoryError', 'failed to allocate memory');
-  if (rc !== RS_ERROR) return new Error(`net-http-wasm: unexpected status ${rc}`);
-  const cls = c.u32[(c.ctx >>> 2) + 3];
-  const p = c.outPtr();
-  const bytes = c.u8.slice(p, p + c.outLen());
-  const e = new NetHttpError(CLASS_NAMES[cls] || 'StandardError', rsDecoder.decode(bytes));
-  // MRI's message is a binary string; it can hold bytes that are not UTF-8
-  // ("wrong chunk size line: \xFF").
-  e.messageBytes = bytes;
-  return e;
-}
-
-function rsCall(c, name, ...args) {
-  let rc;
-  try {
-    rc = c.x[name](c.ctx, c.pos, c.inPtr, ...args);
-  } finally {
-    c.refresh();
-  }
-  if (rc < 0) throw rsRubyError(c, rc);
-  return rc;
-}
-
 function rsToBytes(b, what) {
   if (b instanceof Uint8Array) return b;
   if (b instanceof ArrayBuffer) return new Uint8Array(b);
@@ -77,17 +52,15 @@ function rsToBytes(b, what) {
 
 // ---- options ----
 
-// parseResponse holds the whole decoded body in memory: its default bound
-// (ResponseParser hands the body over feed by feed and has none).
-const RS_ONESHOT_MAX_INFLATED = 256 * 1024 * 1024;
-// ResponseParser feeds compressed input to the module in slices of this
-// size, so that the module's memory stays bounded (deflate expands at most
-// about 1032:1) whatever the size of a feed.
-const RS_DECODE_SLICE = 4096;
+// parseResponse holds the whole decoded body in memory, so it bounds it by
+// default (ONESHOT_MAX_INFLATED); ResponseParser hands the body over feed by
+// feed and has no bound, but feeds compressed input in DECODE_SLICE slices,
+// so that the module's memory stays bounded (deflate expands at most about
+// 1032:1) whatever the size of a feed.
 
 const RS_DEFAULTS = {
-  maxHeaderBytes: 1 << 20,
-  maxHeaderFields: 10000,
+  maxHeaderBytes: MAX_HEADER_BYTES,
+  maxHeaderFields: MAX_HEADER_FIELDS,
   maxBodyBytes: Infinity,
   maxInflatedBytes: Infinity,
 };
@@ -117,14 +90,15 @@ function rsConfig(options) {
 
 function rsMakeConfig(o) {
   const profile = o.profile == null ? '4.0' : o.profile;
-  if (profile !== '4.0' && profile !== '3.4') throw new TypeError(`profile must be '4.0' or '3.4', not ${String(profile)}`);
+  const profileId = PROFILES[profile];
+  if (profileId === undefined) throw new TypeError(`profile must be '4.0' or '3.4', not ${String(profile)}`);
   const method = o.requestMethod == null ? 'GET' : o.requestMethod;
   if (typeof method !== 'string') throw new TypeError('requestMethod must be a string');
   // reading_body(sock, method != 'HEAD'): as Net::HTTP#send_request decides
   // it, a literal comparison ('head' gets a body read)
   const bodyAllowed = o.responseHasBody != null ? !!o.responseHasBody : method !== 'HEAD';
   return {
-    profile: profile === '3.4' ? 1 : 0,
+    profile: profileId,
     bodyAllowed,
     decode: !!o.decodeContent,
     skipInterim: !!o.skipInterim,
@@ -167,7 +141,7 @@ function rsWriteConfigBytes(u8, p, cfg) {
   u8[p++] = cfg.profile;
   u8[p++] = cfg.bodyAllowed ? 1 : 0;
   u8[p++] = cfg.decode ? 1 : 0;
-  u8[p++] = (cfg.skipInterim ? 1 : 0) | (cfg.strict ? 2 : 0);
+  u8[p++] = (cfg.skipInterim ? CFG_SKIP_INTERIM : 0) | (cfg.strict ? CFG_STRICT : 0);
   for (const v of [cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset]) {
     const lo = v === Infinity ? 0xffffffff : v % 4294967296;
     const hi = v === Infinity ? 0xffffffff : Math.floor(v / 4294967296);
@@ -536,7 +510,7 @@ export function parseResponse(bytes, options) {
   rsWriteConfig(c, cfg);
   c.u8.set(data, c.inPtr + c.pos);
   c.pos += data.length;
-  rsCall(c, 'nh_wasm_resp_parse');
+  c.call('nh_wasm_resp_parse');
   let head = null;
   let bodyFrom = 0;
   const interim = cfg.skipInterim ? [] : undefined;
@@ -561,7 +535,7 @@ export function parseResponse(bytes, options) {
   res._codec = c;
   res._profile = cfg.profile;
   if (interim) res.interim = interim;
-  if (data.length > 1 << 24) rsCall(c, 'nh_wasm_resp_trim');
+  if (data.length > 1 << 24) c.call('nh_wasm_resp_trim');
   return res;
 }
 
@@ -570,7 +544,7 @@ const rsRegistry =
     ? new FinalizationRegistry(({ codec, ptr }) => {
         try {
           codec.begin(0);
-          rsCall(codec, 'nh_wasm_resp_free', ptr);
+          codec.call('nh_wasm_resp_free', ptr);
         } catch {
           // the instance is gone or broken: nothing to give back
         }
@@ -617,7 +591,7 @@ export class ResponseParser {
     const c = this._codec;
     c.begin(RS_CONFIG_LEN);
     rsWriteConfig(c, rsFirstConfig(this._cfg));
-    rsCall(c, 'nh_wasm_resp_new');
+    c.call('nh_wasm_resp_new');
     this._awaitContinue = this._cfg.expectContinue;
     this._ptr = rsRd32(c.u8, c.outPtr());
     this._token = {};
@@ -676,7 +650,7 @@ export class ResponseParser {
     c.begin(data.length);
     c.u8.set(data, c.inPtr);
     c.pos = data.length;
-    rsCall(c, 'nh_wasm_resp_feed', this._ptr, eof ? 1 : 0);
+    c.call('nh_wasm_resp_feed', this._ptr, eof ? 1 : 0);
     const events = [];
     const pieces = [];
     const flush = (at) => {
@@ -704,7 +678,7 @@ export class ResponseParser {
       this._pending = rest.length ? rest : null;
       events.push({ type: 'end', response: this._response, rest });
     }
-    if (data.length > 1 << 24) rsCall(c, 'nh_wasm_resp_trim');
+    if (data.length > 1 << 24) c.call('nh_wasm_resp_trim');
     return events;
   }
 
@@ -738,7 +712,7 @@ export class ResponseParser {
     const c = this._codec;
     c.begin(RS_CONFIG_LEN);
     rsWriteConfig(c, cfg);
-    rsCall(c, 'nh_wasm_resp_reset', this._ptr);
+    c.call('nh_wasm_resp_reset', this._ptr);
     this._response = null;
     this._done = false;
     this._plain = false;
@@ -776,7 +750,7 @@ export class ResponseParser {
     if (rsRegistry) rsRegistry.unregister(this._token);
     const c = this._codec;
     c.begin(0);
-    rsCall(c, 'nh_wasm_resp_free', this._ptr);
+    c.call('nh_wasm_resp_free', this._ptr);
     this._ptr = 0;
   }
 }

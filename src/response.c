@@ -55,15 +55,7 @@
 
 #include "internal.h"
 
-#if defined(__has_include)
-#if __has_include("inflate.h")
 #include "inflate.h"
-#define NH_HAVE_INFLATE 1
-#endif
-#endif
-#ifndef NH_HAVE_INFLATE
-#define NH_HAVE_INFLATE 0
-#endif
 
 /* CODE_TO_OBJ with each class's HAS_BODY (the same in net-http 0.9.1 and
  * 0.6.0, printed from both). */
@@ -189,6 +181,8 @@ struct nh_resp {
     uint64_t nlines;
     int body_exist;
     int changed;          /* decoding changed the fields */
+    int coding;           /* what the inflater does: NH_HEAD_INFLATE,
+                           * NH_HEAD_DROP_ENCODING or 0 (content_coding) */
     /* body */
     uint64_t remaining;
     uint64_t body_bytes;
@@ -198,9 +192,7 @@ struct nh_resp {
     /* content decoding */
     int decoding;
     uint64_t fed;
-#if NH_HAVE_INFLATE
     nh_inflate *z;        /* allocated on first use (45 KiB), kept */
-#endif
     int z_err;            /* chunked: an inflate error waits for `read 2` */
     int z_err_cls;
     uint64_t z_err_at;    /* ... which reads from here: the end of the piece */
@@ -253,8 +245,8 @@ void nh_resp_config_default(nh_resp_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->profile = NH_PROFILE_40;
     cfg->body_allowed = 1;
-    cfg->max_header_bytes = 1u << 20;
-    cfg->max_fields = 10000;
+    cfg->max_header_bytes = NH_MAX_HEADER_BYTES;
+    cfg->max_fields = NH_MAX_HEADER_FIELDS;
     cfg->max_body_bytes = NH_UNLIMITED;
     cfg->max_inflated_bytes = NH_UNLIMITED;
 }
@@ -275,9 +267,7 @@ void nh_resp_free(nh_resp *p)
 {
     if (!p)
         return;
-#if NH_HAVE_INFLATE
     free(p->z);
-#endif
     nh_buf *bs[] = {&p->line, &p->st, &p->key, &p->val, &p->z_msg, &p->data, &p->tmp, &p->fail_msg};
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         nh_buf_free(bs[i]);
@@ -299,6 +289,7 @@ static void head_reset(nh_resp *p)
     p->pending = 0;
     p->key.len = p->val.len = 0;
     p->nlines = 0;
+    p->coding = 0;
 }
 
 void nh_resp_reset(nh_resp *p, const nh_resp_config *cfg)
@@ -409,7 +400,7 @@ static int put_head(feed *f, int type)
     *q++ = (uint8_t)type;
     q = w32(q, size - 5);
     *q++ = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
-                     (p->body_exist ? NH_HEAD_BODY : 0));
+                     (p->body_exist ? NH_HEAD_BODY : 0) | p->coding);
     uint8_t any = 0;
     q = wstr(q, (const uint8_t *)name, nl, &any);
     q = wstr(q, p->st.data, p->ver_len, &any);
@@ -921,31 +912,45 @@ static int strict_framing(feed *f)
     return NH_OK;
 }
 
-/* The inflater's choice and read_body_0's framing, once the head is read. */
+/* What Net::HTTPResponse#inflater will do with the head as read:
+ *   return yield @socket unless @decode_content
+ *   return yield @socket if self['content-range']
+ *   v = self['content-encoding']
+ *   case v&.downcase
+ *   when 'deflate', 'gzip', 'x-gzip' then self.delete 'content-encoding'; inflate
+ *   when 'none', 'identity' then self.delete 'content-encoding'
+ * NH_HEAD_INFLATE, NH_HEAD_DROP_ENCODING or 0 (the head event carries it). */
+static int content_coding(nh_resp *p, int *coding)
+{
+    long fi;
+    *coding = 0;
+    if (!p->cfg.decode || field(p, "content-range") >= 0 || (fi = field(p, "content-encoding")) < 0)
+        return NH_OK;
+    if (joined(p, fi))
+        return NH_NOMEM;
+    const uint8_t *v = p->tmp.data;
+    size_t vn = p->tmp.len;
+    if (ascii_ieq(v, vn, "deflate") || ascii_ieq(v, vn, "gzip") || ascii_ieq(v, vn, "x-gzip"))
+        *coding = NH_HEAD_INFLATE;
+    else if (ascii_ieq(v, vn, "none") || ascii_ieq(v, vn, "identity"))
+        *coding = NH_HEAD_DROP_ENCODING;
+    return NH_OK;
+}
+
+/* The inflater's choice (content_coding) and read_body_0's framing, once the head is read. */
 static int start_body(feed *f)
 {
     nh_resp *p = f->p;
     long fi;
-    if (p->cfg.decode && field(p, "content-range") < 0 && (fi = field(p, "content-encoding")) >= 0) {
-        if (joined(p, fi))
+    if (p->coding) {
+        nh_headers_delete(&p->hdr, (const uint8_t *)"content-encoding", 16);
+        p->changed = 1;
+    }
+    if (p->coding == NH_HEAD_INFLATE) {
+        if (!p->z && !(p->z = malloc(sizeof *p->z)))
             return NH_NOMEM;
-        const uint8_t *v = p->tmp.data;
-        size_t vn = p->tmp.len;
-        if (ascii_ieq(v, vn, "deflate") || ascii_ieq(v, vn, "gzip") || ascii_ieq(v, vn, "x-gzip")) {
-            nh_headers_delete(&p->hdr, (const uint8_t *)"content-encoding", 16);
-            p->changed = 1;
-#if NH_HAVE_INFLATE
-            if (!p->z && !(p->z = malloc(sizeof *p->z)))
-                return NH_NOMEM;
-            nh_inflate_init(p->z, p->cfg.max_inflated_bytes == NH_UNLIMITED ? 0 : p->cfg.max_inflated_bytes);
-            p->decoding = 1;
-#else
-            return fail(f, NH_E_ZLIB_DATA, "content decoding is not built in");
-#endif
-        } else if (ascii_ieq(v, vn, "none") || ascii_ieq(v, vn, "identity")) {
-            nh_headers_delete(&p->hdr, (const uint8_t *)"content-encoding", 16);
-            p->changed = 1;
-        }
+        nh_inflate_init(p->z, p->cfg.max_inflated_bytes == NH_UNLIMITED ? 0 : p->cfg.max_inflated_bytes);
+        p->decoding = 1;
     }
     if (p->cfg.strict)
         return strict_framing(f);
@@ -1053,7 +1058,10 @@ static int end_of_head(feed *f)
         return NH_OK;
     }
     p->body_exist = p->cfg.body_allowed && p->cls->has_body;
-    int rc = put_head(f, NH_EV_HEAD);
+    int rc = content_coding(p, &p->coding);
+    if (rc)
+        return rc;
+    rc = put_head(f, NH_EV_HEAD);
     if (rc)
         return rc;
     if (!p->body_exist)
@@ -1080,7 +1088,6 @@ static int body_bytes(feed *f, size_t off, size_t n, int ends)
     return rc;
 }
 
-#if NH_HAVE_INFLATE
 /* What Ruby's zlib yields, and when.
  *
  * Inflater#inflate_adapter calls Zlib::Inflate#inflate(piece) { |out| ... }
@@ -1248,27 +1255,10 @@ static int inflate_finish(feed *f)
     }
     return NH_OK;
 }
-#else
-static int inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int ends)
-{
-    (void)s;
-    (void)n;
-    (void)pos;
-    (void)ends;
-    return fail(f, NH_E_ZLIB_DATA, "content decoding is not built in");
-}
-
-static int zflush(feed *f)
-{
-    (void)f;
-    return NH_OK;
-}
-#endif
 
 static int message_end(feed *f)
 {
     nh_resp *p = f->p;
-#if NH_HAVE_INFLATE
     if (p->decoding) {
         int rc = zflush(f); /* EOF ends the last piece */
         if (!rc)
@@ -1278,7 +1268,6 @@ static int message_end(feed *f)
         p->data.len = p->zemit; /* never yielded */
         p->decoding = 0;
     }
-#endif
     if (p->changed) {
         int rc = put_head(f, NH_EV_FINAL);
         if (rc)
