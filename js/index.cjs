@@ -44,6 +44,15 @@ __export(index_exports, {
 });
 module.exports = __toCommonJS(index_exports);
 
+// js/errors.mjs
+var NetHttpError = class extends Error {
+  constructor(rubyClass, message) {
+    super(message);
+    this.name = "NetHttpError";
+    this.rubyClass = rubyClass;
+  }
+};
+
 // js/schema.mjs
 var ERROR = -2;
 var NOMEM = -3;
@@ -88,6 +97,380 @@ var ONESHOT_MAX_INFLATED = 268435456;
 var DECODE_SLICE = 4096;
 var CLASS_NAMES = Object.freeze([null, "ArgumentError", "URI::InvalidURIError", "IndexError", "Net::HTTPBadResponse", "Net::HTTPHeaderSyntaxError", "EOFError", "Zlib::DataError", "Zlib::BufError", "NetHttpWasm::LimitError", "NoMemoryError", "Encoding::CompatibilityError", "TypeError", "RuntimeError", "URI::InvalidComponentError", "Zlib::NeedDict", "NoMethodError"]);
 var PROFILES = Object.freeze(Object.assign(/* @__PURE__ */ Object.create(null), { "4.0": 0, "3.4": 1 }));
+
+// js/core.mjs
+function profileId(options) {
+  const p = options == null || options.profile == null ? "4.0" : options.profile;
+  const id = PROFILES[p];
+  if (id === void 0) throw new TypeError(`profile must be '4.0' or '3.4', not ${String(p)}`);
+  return id;
+}
+var encoder = new TextEncoder();
+var decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+var Codec = class {
+  constructor(source) {
+    let module2 = source;
+    if (!(source instanceof WebAssembly.Module)) {
+      if (!(source instanceof Uint8Array || source instanceof ArrayBuffer))
+        throw new TypeError("source must be a WebAssembly.Module, Uint8Array or ArrayBuffer");
+      module2 = new WebAssembly.Module(source);
+    }
+    const instance = new WebAssembly.Instance(module2, {});
+    this.x = instance.exports;
+    this.memory = this.x.memory;
+    if (typeof this.x._initialize === "function") this.x._initialize();
+    this.ctx = this.x.nh_ctx_new();
+    if (!this.ctx) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
+    this.buffer = null;
+    this.refresh();
+    this.inPtr = 0;
+    this.inCap = 0;
+    this.pos = 0;
+  }
+  refresh() {
+    if (this.buffer !== this.memory.buffer) {
+      this.buffer = this.memory.buffer;
+      this.u8 = new Uint8Array(this.buffer);
+      this.u32 = new Uint32Array(this.buffer);
+    }
+  }
+  // ---- writing an input record ----
+  begin(estimate) {
+    this.pos = 0;
+    this.ensure(estimate);
+  }
+  ensure(extra) {
+    if (this.pos + extra <= this.inCap) return;
+    const cap = Math.max(this.pos + extra, this.inCap * 2, 1024);
+    const ptr = this.x.nh_ctx_input(this.ctx, cap);
+    if (!ptr) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
+    this.inPtr = ptr;
+    this.inCap = cap;
+    this.refresh();
+  }
+  u8w(v) {
+    this.ensure(1);
+    this.u8[this.inPtr + this.pos++] = v;
+  }
+  u32w(v) {
+    this.ensure(4);
+    const p = this.inPtr + this.pos;
+    const u8 = this.u8;
+    u8[p] = v;
+    u8[p + 1] = v >>> 8;
+    u8[p + 2] = v >>> 16;
+    u8[p + 3] = v >>> 24;
+    this.pos += 4;
+  }
+  // A UTF-8 string preceded by its byte length.
+  strw(s) {
+    const n = s.length;
+    this.ensure(4 + n * 3);
+    const start = this.inPtr + this.pos + 4;
+    const u8 = this.u8;
+    let len = 0;
+    if (n < 64) {
+      for (; len < n; len++) {
+        const c = s.charCodeAt(len);
+        if (c >= 128) break;
+        u8[start + len] = c;
+      }
+    }
+    if (len < n) len += encoder.encodeInto(len ? s.slice(len) : s, u8.subarray(start + len, start + n * 3)).written;
+    const p = start - 4;
+    u8[p] = len;
+    u8[p + 1] = len >>> 8;
+    u8[p + 2] = len >>> 16;
+    u8[p + 3] = len >>> 24;
+    this.pos += 4 + len;
+  }
+  bytesw(b) {
+    this.ensure(4 + b.length);
+    this.u32w(b.length);
+    this.u8.set(b, this.inPtr + this.pos);
+    this.pos += b.length;
+  }
+  // ---- calling and reading ----
+  call(name, ...args) {
+    let rc;
+    try {
+      rc = this.x[name](this.ctx, this.pos, ...args);
+    } finally {
+      this.refresh();
+    }
+    if (rc < 0) this.fail(rc);
+    return rc;
+  }
+  // The one mapping of a status to an exception.
+  fail(rc) {
+    if (rc === NOMEM) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
+    if (rc !== ERROR) throw new Error(`net-http-wasm: unexpected status ${rc}`);
+    const cls = this.u32[(this.ctx >>> 2) + 3];
+    const bytes = this.outBytes();
+    const e = new NetHttpError(CLASS_NAMES[cls] || "StandardError", decodeUtf8(bytes, 0, bytes.length));
+    e.messageBytes = bytes;
+    throw e;
+  }
+  outPtr() {
+    return this.u32[this.ctx >>> 2];
+  }
+  outLen() {
+    return this.u32[(this.ctx >>> 2) + 1];
+  }
+  outText() {
+    const p = this.outPtr();
+    return decodeUtf8(this.u8, p, p + this.outLen());
+  }
+  outBytes() {
+    const p = this.outPtr();
+    return this.u8.slice(p, p + this.outLen());
+  }
+  // A text table: u32 n, n u32 UTF-16 lengths, then the text.
+  outTable() {
+    const p = this.outPtr();
+    const u8 = this.u8;
+    const n = u8[p] | u8[p + 1] << 8 | u8[p + 2] << 16 | u8[p + 3] << 24;
+    const textAt = p + 4 + 4 * n;
+    const text = decodeUtf8(u8, textAt, p + this.outLen());
+    const out = new Array(n);
+    let off = 0;
+    for (let i = 0, q = p + 4; i < n; i++, q += 4) {
+      const len = (u8[q] | u8[q + 1] << 8 | u8[q + 2] << 16 | u8[q + 3] << 24) >>> 0;
+      out[i] = text.slice(off, off + len);
+      off += len;
+    }
+    return out;
+  }
+  /** A header query's result (src/header_fields.c): { tag, parts }. */
+  outQuery() {
+    const r = new OutReader(this.u8, this.outPtr());
+    const tag = r.u8();
+    const parts = new Array(r.u32());
+    for (let i = 0; i < parts.length; i++) parts[i] = r.str();
+    return { tag, parts };
+  }
+  /** The wasm memory's size in bytes. */
+  memorySize() {
+    return this.memory.buffer.byteLength;
+  }
+};
+var OutReader = class {
+  constructor(u8, p) {
+    this.b = u8;
+    this.p = p;
+  }
+  u8() {
+    return this.b[this.p++];
+  }
+  u32() {
+    const b = this.b;
+    const p = this.p;
+    this.p += 4;
+    return (b[p] | b[p + 1] << 8 | b[p + 2] << 16 | b[p + 3] << 24) >>> 0;
+  }
+  str() {
+    const n = this.u32();
+    const s = decodeUtf8(this.b, this.p, this.p + n);
+    this.p += n;
+    return s;
+  }
+};
+function decodeUtf8(u8, start, end) {
+  if (end - start < 48) {
+    let s = "";
+    for (let i = start; i < end; i++) {
+      const c = u8[i];
+      if (c >= 128) return decoder.decode(u8.subarray(start, end));
+      s += String.fromCharCode(c);
+    }
+    return s;
+  }
+  return decoder.decode(u8.subarray(start, end));
+}
+var defaultCodec = null;
+var defaultLoader = null;
+function setDefaultLoader(fn) {
+  defaultLoader = fn;
+}
+function setDefaultCodec(codec) {
+  defaultCodec = codec;
+}
+function getDefaultCodec() {
+  return getDefault();
+}
+function getDefault() {
+  if (!defaultCodec) {
+    if (!defaultLoader) throw new Error("net-http-wasm: no WebAssembly module loaded; call init() first");
+    defaultCodec = new Codec(defaultLoader());
+  }
+  return defaultCodec;
+}
+function codecOf(options) {
+  return options && options.codec || getDefault();
+}
+
+// js/forms.mjs
+function rubyNumberToString(n) {
+  if (typeof n === "bigint") return n.toString();
+  if (Number.isInteger(n)) return Number.isSafeInteger(n) ? String(n === 0 ? 0 : n) : BigInt(n).toString();
+  if (Number.isNaN(n)) return "NaN";
+  if (!Number.isFinite(n)) return n > 0 ? "Infinity" : "-Infinity";
+  const sign = n < 0 ? "-" : "";
+  const [mant, e] = Math.abs(n).toExponential().split("e");
+  const digits = mant.replace(".", "");
+  const decpt = Number(e) + 1;
+  if (decpt > -4 && decpt <= 16) {
+    if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
+    const int = digits.slice(0, decpt).padEnd(decpt, "0");
+    const frac = digits.slice(decpt) || "0";
+    return `${sign}${int}.${frac}`;
+  }
+  const exp = decpt - 1;
+  const abs = Math.abs(exp);
+  return `${sign}${digits[0]}.${digits.slice(1) || "0"}e${exp < 0 ? "-" : "+"}${abs < 10 ? "0" : ""}${abs}`;
+}
+function toRubyString(v, what) {
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "number":
+    case "bigint":
+      return rubyNumberToString(v);
+    case "boolean":
+      return v ? "true" : "false";
+    default:
+      throw new TypeError(`${what} must be a string, number or boolean, not ${v === null ? "null" : typeof v}`);
+  }
+}
+function pairsOf(params, what) {
+  if (params == null) throw new TypeError(`${what} must be an array of pairs, an object or a Map`);
+  if (Array.isArray(params)) return params;
+  if (params instanceof Map || typeof params === "object" && typeof params[Symbol.iterator] === "function")
+    return Array.from(params);
+  if (typeof params === "object") return Object.entries(params);
+  throw new TypeError(`${what} must be an array of pairs, an object or a Map`);
+}
+function writePairs(c, params) {
+  const pairs = pairsOf(params, "params");
+  c.u32w(pairs.length);
+  for (const pair of pairs) {
+    if (!Array.isArray(pair) || pair.length < 1) throw new TypeError("each form pair must be [key, value]");
+    const k = pair[0] == null ? "" : toRubyString(pair[0], "form key");
+    const v = pair[1];
+    c.strw(k);
+    if (v == null) {
+      c.u8w(0);
+    } else if (Array.isArray(v)) {
+      c.u8w(2);
+      c.u32w(v.length);
+      for (const w of v) {
+        if (w == null) c.u8w(0);
+        else {
+          c.u8w(1);
+          c.strw(toRubyString(w, "form value"));
+        }
+      }
+    } else {
+      c.u8w(1);
+      c.strw(toRubyString(v, "form value"));
+    }
+  }
+}
+function headerValues(v, out) {
+  if (Array.isArray(v)) {
+    for (const x of v) headerValues(x, out);
+  } else {
+    const s = v == null ? "" : toRubyString(v, "header value");
+    if (s.includes("\r") || s.includes("\n"))
+      throw new NetHttpError("ArgumentError", "header field value cannot include CR/LF");
+    out.push(s);
+  }
+  return out;
+}
+function headerName(key) {
+  if (typeof key !== "string") throw new TypeError("header name must be a string");
+  return key;
+}
+function encodeWwwFormComponent(str, options) {
+  const c = codecOf(options);
+  rawStr(c, toRubyString(str, "str"));
+  c.call("nh_wasm_encode_www_form_component");
+  return c.outText();
+}
+function encodeWwwForm(params, sep, options) {
+  if (sep !== null && typeof sep === "object" && options === void 0) {
+    options = sep;
+    sep = void 0;
+  }
+  const c = codecOf(options);
+  c.begin(256);
+  writePairs(c, params);
+  c.call("nh_wasm_encode_www_form");
+  const s = c.outText();
+  if (sep === void 0 || sep === "&") return s;
+  if (typeof sep !== "string") throw new TypeError("sep must be a string");
+  if (!sep.includes("\\")) return s.split("&").join(sep);
+  const r = new Request("POST", "/", null, { codec: c, profile: options && options.profile });
+  r.setFormData(params, sep);
+  const bytes = r.toBytes();
+  const text = decoder.decode(bytes);
+  return text.slice(text.indexOf("\r\n\r\n") + 4);
+}
+function rawStr(c, s) {
+  c.begin(s.length * 3 + 4);
+  c.strw(s);
+  const n = c.pos - 4;
+  c.u8.copyWithin(c.inPtr, c.inPtr + 4, c.inPtr + 4 + n);
+  c.pos = n;
+}
+function decodeWwwFormComponent(str, options) {
+  if (typeof str !== "string") throw new TypeError("str must be a string");
+  const c = codecOf(options);
+  rawStr(c, str);
+  c.call("nh_wasm_decode_www_form_component");
+  if (options && options.encoding === "binary") return c.outBytes();
+  return c.outText();
+}
+function decodeWwwForm(str, options) {
+  if (typeof str !== "string") throw new TypeError("str must be a string");
+  const sep = options && options.separator != null ? options.separator : "&";
+  if (typeof sep !== "string") throw new TypeError("separator must be a string");
+  const c = codecOf(options);
+  c.begin(str.length * 3 + sep.length * 3 + 8);
+  c.strw(str);
+  c.strw(sep);
+  c.call("nh_wasm_decode_www_form");
+  const t = c.outTable();
+  const out = new Array(t.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = [t[2 * i], t[2 * i + 1]];
+  return out;
+}
+function eachCapitalized(fields, options) {
+  const c = codecOf(options);
+  const pid = profileId(options);
+  const pairs = pairsOf(fields, "fields");
+  c.begin(pairs.length * 32 + 8);
+  c.u32w(pairs.length);
+  for (const pair of pairs) {
+    if (!Array.isArray(pair)) throw new TypeError("fields entries must be [name, value]");
+    c.strw(headerName(pair[0]));
+    const vals = Array.isArray(pair[1]) ? headerValues(pair[1], []) : [pair[1] == null ? "" : toRubyString(pair[1], "header value")];
+    c.u32w(vals.length);
+    for (const v of vals) c.strw(v);
+  }
+  c.call("nh_wasm_each_capitalized", pid);
+  const t = c.outTable();
+  const out = new Array(t.length >> 1);
+  for (let i = 0; i < out.length; i++) out[i] = [t[2 * i], t[2 * i + 1]];
+  return out;
+}
+function capitalize(name, options) {
+  const c = codecOf(options);
+  const pid = profileId(options);
+  rawStr(c, headerName(name));
+  c.call("nh_wasm_capitalize", pid);
+  return c.outText();
+}
 
 // js/header-helpers.mjs
 var HQ = Object.freeze({
@@ -618,62 +1001,7 @@ function* streamEnd(chunked) {
   if (chunked) yield BS_CHUNK_END.slice();
 }
 
-// js/core.mjs
-var NetHttpError = class extends Error {
-  constructor(rubyClass, message) {
-    super(message);
-    this.name = "NetHttpError";
-    this.rubyClass = rubyClass;
-  }
-};
-function profileId(options) {
-  const p = options == null || options.profile == null ? "4.0" : options.profile;
-  const id = PROFILES[p];
-  if (id === void 0) throw new TypeError(`profile must be '4.0' or '3.4', not ${String(p)}`);
-  return id;
-}
-var encoder = new TextEncoder();
-var decoder = new TextDecoder("utf-8", { ignoreBOM: true });
-function rubyNumberToString(n) {
-  if (typeof n === "bigint") return n.toString();
-  if (Number.isInteger(n)) return Number.isSafeInteger(n) ? String(n === 0 ? 0 : n) : BigInt(n).toString();
-  if (Number.isNaN(n)) return "NaN";
-  if (!Number.isFinite(n)) return n > 0 ? "Infinity" : "-Infinity";
-  const sign = n < 0 ? "-" : "";
-  const [mant, e] = Math.abs(n).toExponential().split("e");
-  const digits = mant.replace(".", "");
-  const decpt = Number(e) + 1;
-  if (decpt > -4 && decpt <= 16) {
-    if (decpt <= 0) return `${sign}0.${"0".repeat(-decpt)}${digits}`;
-    const int = digits.slice(0, decpt).padEnd(decpt, "0");
-    const frac = digits.slice(decpt) || "0";
-    return `${sign}${int}.${frac}`;
-  }
-  const exp = decpt - 1;
-  const abs = Math.abs(exp);
-  return `${sign}${digits[0]}.${digits.slice(1) || "0"}e${exp < 0 ? "-" : "+"}${abs < 10 ? "0" : ""}${abs}`;
-}
-function toRubyString(v, what) {
-  switch (typeof v) {
-    case "string":
-      return v;
-    case "number":
-    case "bigint":
-      return rubyNumberToString(v);
-    case "boolean":
-      return v ? "true" : "false";
-    default:
-      throw new TypeError(`${what} must be a string, number or boolean, not ${v === null ? "null" : typeof v}`);
-  }
-}
-function pairsOf(params, what) {
-  if (params == null) throw new TypeError(`${what} must be an array of pairs, an object or a Map`);
-  if (Array.isArray(params)) return params;
-  if (params instanceof Map || typeof params === "object" && typeof params[Symbol.iterator] === "function")
-    return Array.from(params);
-  if (typeof params === "object") return Object.entries(params);
-  throw new TypeError(`${what} must be an array of pairs, an object or a Map`);
-}
+// js/request.mjs
 var URIReference = class {
   constructor(href) {
     if (typeof href !== "string") throw new TypeError("uri must be a string");
@@ -713,248 +1041,6 @@ function strictCheck(what, value, re) {
   if (!re.test(value)) throw new NetHttpError("ArgumentError", `strict: ${what} not allowed by RFC 9112: ${JSON.stringify(value)}`);
 }
 var CRLF = /[\r\n]/;
-var Codec = class {
-  constructor(source) {
-    let module2 = source;
-    if (!(source instanceof WebAssembly.Module)) {
-      if (!(source instanceof Uint8Array || source instanceof ArrayBuffer))
-        throw new TypeError("source must be a WebAssembly.Module, Uint8Array or ArrayBuffer");
-      module2 = new WebAssembly.Module(source);
-    }
-    const instance = new WebAssembly.Instance(module2, {});
-    this.x = instance.exports;
-    this.memory = this.x.memory;
-    if (typeof this.x._initialize === "function") this.x._initialize();
-    this.ctx = this.x.nh_ctx_new();
-    if (!this.ctx) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
-    this.buffer = null;
-    this.refresh();
-    this.inPtr = 0;
-    this.inCap = 0;
-    this.pos = 0;
-  }
-  refresh() {
-    if (this.buffer !== this.memory.buffer) {
-      this.buffer = this.memory.buffer;
-      this.u8 = new Uint8Array(this.buffer);
-      this.u32 = new Uint32Array(this.buffer);
-    }
-  }
-  // ---- writing an input record ----
-  begin(estimate) {
-    this.pos = 0;
-    this.ensure(estimate);
-  }
-  ensure(extra) {
-    if (this.pos + extra <= this.inCap) return;
-    const cap = Math.max(this.pos + extra, this.inCap * 2, 1024);
-    const ptr = this.x.nh_ctx_input(this.ctx, cap);
-    if (!ptr) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
-    this.inPtr = ptr;
-    this.inCap = cap;
-    this.refresh();
-  }
-  u8w(v) {
-    this.ensure(1);
-    this.u8[this.inPtr + this.pos++] = v;
-  }
-  u32w(v) {
-    this.ensure(4);
-    const p = this.inPtr + this.pos;
-    const u8 = this.u8;
-    u8[p] = v;
-    u8[p + 1] = v >>> 8;
-    u8[p + 2] = v >>> 16;
-    u8[p + 3] = v >>> 24;
-    this.pos += 4;
-  }
-  // A UTF-8 string preceded by its byte length.
-  strw(s) {
-    const n = s.length;
-    this.ensure(4 + n * 3);
-    const start = this.inPtr + this.pos + 4;
-    const u8 = this.u8;
-    let len = 0;
-    if (n < 64) {
-      for (; len < n; len++) {
-        const c = s.charCodeAt(len);
-        if (c >= 128) break;
-        u8[start + len] = c;
-      }
-    }
-    if (len < n) len += encoder.encodeInto(len ? s.slice(len) : s, u8.subarray(start + len, start + n * 3)).written;
-    const p = start - 4;
-    u8[p] = len;
-    u8[p + 1] = len >>> 8;
-    u8[p + 2] = len >>> 16;
-    u8[p + 3] = len >>> 24;
-    this.pos += 4 + len;
-  }
-  bytesw(b) {
-    this.ensure(4 + b.length);
-    this.u32w(b.length);
-    this.u8.set(b, this.inPtr + this.pos);
-    this.pos += b.length;
-  }
-  // ---- calling and reading ----
-  call(name, ...args) {
-    let rc;
-    try {
-      rc = this.x[name](this.ctx, this.pos, ...args);
-    } finally {
-      this.refresh();
-    }
-    if (rc < 0) this.fail(rc);
-    return rc;
-  }
-  // The one mapping of a status to an exception.
-  fail(rc) {
-    if (rc === NOMEM) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
-    if (rc !== ERROR) throw new Error(`net-http-wasm: unexpected status ${rc}`);
-    const cls = this.u32[(this.ctx >>> 2) + 3];
-    const bytes = this.outBytes();
-    const e = new NetHttpError(CLASS_NAMES[cls] || "StandardError", decodeUtf8(bytes, 0, bytes.length));
-    e.messageBytes = bytes;
-    throw e;
-  }
-  outPtr() {
-    return this.u32[this.ctx >>> 2];
-  }
-  outLen() {
-    return this.u32[(this.ctx >>> 2) + 1];
-  }
-  outText() {
-    const p = this.outPtr();
-    return decodeUtf8(this.u8, p, p + this.outLen());
-  }
-  outBytes() {
-    const p = this.outPtr();
-    return this.u8.slice(p, p + this.outLen());
-  }
-  // A text table: u32 n, n u32 UTF-16 lengths, then the text.
-  outTable() {
-    const p = this.outPtr();
-    const u8 = this.u8;
-    const n = u8[p] | u8[p + 1] << 8 | u8[p + 2] << 16 | u8[p + 3] << 24;
-    const textAt = p + 4 + 4 * n;
-    const text = decodeUtf8(u8, textAt, p + this.outLen());
-    const out = new Array(n);
-    let off = 0;
-    for (let i = 0, q = p + 4; i < n; i++, q += 4) {
-      const len = (u8[q] | u8[q + 1] << 8 | u8[q + 2] << 16 | u8[q + 3] << 24) >>> 0;
-      out[i] = text.slice(off, off + len);
-      off += len;
-    }
-    return out;
-  }
-  /** A header query's result (src/header_fields.c): { tag, parts }. */
-  outQuery() {
-    const r = new OutReader(this.u8, this.outPtr());
-    const tag = r.u8();
-    const parts = new Array(r.u32());
-    for (let i = 0; i < parts.length; i++) parts[i] = r.str();
-    return { tag, parts };
-  }
-  /** The wasm memory's size in bytes. */
-  memorySize() {
-    return this.memory.buffer.byteLength;
-  }
-};
-var OutReader = class {
-  constructor(u8, p) {
-    this.b = u8;
-    this.p = p;
-  }
-  u8() {
-    return this.b[this.p++];
-  }
-  u32() {
-    const b = this.b;
-    const p = this.p;
-    this.p += 4;
-    return (b[p] | b[p + 1] << 8 | b[p + 2] << 16 | b[p + 3] << 24) >>> 0;
-  }
-  str() {
-    const n = this.u32();
-    const s = decodeUtf8(this.b, this.p, this.p + n);
-    this.p += n;
-    return s;
-  }
-};
-function decodeUtf8(u8, start, end) {
-  if (end - start < 48) {
-    let s = "";
-    for (let i = start; i < end; i++) {
-      const c = u8[i];
-      if (c >= 128) return decoder.decode(u8.subarray(start, end));
-      s += String.fromCharCode(c);
-    }
-    return s;
-  }
-  return decoder.decode(u8.subarray(start, end));
-}
-function writePairs(c, params) {
-  const pairs = pairsOf(params, "params");
-  c.u32w(pairs.length);
-  for (const pair of pairs) {
-    if (!Array.isArray(pair) || pair.length < 1) throw new TypeError("each form pair must be [key, value]");
-    const k = pair[0] == null ? "" : toRubyString(pair[0], "form key");
-    const v = pair[1];
-    c.strw(k);
-    if (v == null) {
-      c.u8w(0);
-    } else if (Array.isArray(v)) {
-      c.u8w(2);
-      c.u32w(v.length);
-      for (const w of v) {
-        if (w == null) c.u8w(0);
-        else {
-          c.u8w(1);
-          c.strw(toRubyString(w, "form value"));
-        }
-      }
-    } else {
-      c.u8w(1);
-      c.strw(toRubyString(v, "form value"));
-    }
-  }
-}
-function headerValues(v, out) {
-  if (Array.isArray(v)) {
-    for (const x of v) headerValues(x, out);
-  } else {
-    const s = v == null ? "" : toRubyString(v, "header value");
-    if (s.includes("\r") || s.includes("\n"))
-      throw new NetHttpError("ArgumentError", "header field value cannot include CR/LF");
-    out.push(s);
-  }
-  return out;
-}
-function headerName(key) {
-  if (typeof key !== "string") throw new TypeError("header name must be a string");
-  return key;
-}
-var defaultCodec = null;
-var defaultLoader = null;
-function setDefaultLoader(fn) {
-  defaultLoader = fn;
-}
-function setDefaultCodec(codec) {
-  defaultCodec = codec;
-}
-function getDefaultCodec() {
-  return getDefault();
-}
-function getDefault() {
-  if (!defaultCodec) {
-    if (!defaultLoader) throw new Error("net-http-wasm: no WebAssembly module loaded; call init() first");
-    defaultCodec = new Codec(defaultLoader());
-  }
-  return defaultCodec;
-}
-function codecOf(options) {
-  return options && options.codec || getDefault();
-}
 var Request = class {
   constructor(method, uriOrPath, initHeader, options) {
     if (typeof method !== "string") throw new TypeError("method must be a string");
@@ -1367,214 +1453,15 @@ function concatBytes(parts) {
   }
   return out;
 }
-function encodeWwwFormComponent(str, options) {
-  const c = codecOf(options);
-  rawStr(c, toRubyString(str, "str"));
-  c.call("nh_wasm_encode_www_form_component");
-  return c.outText();
-}
-function encodeWwwForm(params, sep, options) {
-  if (sep !== null && typeof sep === "object" && options === void 0) {
-    options = sep;
-    sep = void 0;
-  }
-  const c = codecOf(options);
-  c.begin(256);
-  writePairs(c, params);
-  c.call("nh_wasm_encode_www_form");
-  const s = c.outText();
-  if (sep === void 0 || sep === "&") return s;
-  if (typeof sep !== "string") throw new TypeError("sep must be a string");
-  if (!sep.includes("\\")) return s.split("&").join(sep);
-  const r = new Request("POST", "/", null, { codec: c, profile: options && options.profile });
-  r.setFormData(params, sep);
-  const bytes = r.toBytes();
-  const text = decoder.decode(bytes);
-  return text.slice(text.indexOf("\r\n\r\n") + 4);
-}
-function rawStr(c, s) {
-  c.begin(s.length * 3 + 4);
-  c.strw(s);
-  const n = c.pos - 4;
-  c.u8.copyWithin(c.inPtr, c.inPtr + 4, c.inPtr + 4 + n);
-  c.pos = n;
-}
-function decodeWwwFormComponent(str, options) {
-  if (typeof str !== "string") throw new TypeError("str must be a string");
-  const c = codecOf(options);
-  rawStr(c, str);
-  c.call("nh_wasm_decode_www_form_component");
-  if (options && options.encoding === "binary") return c.outBytes();
-  return c.outText();
-}
-function decodeWwwForm(str, options) {
-  if (typeof str !== "string") throw new TypeError("str must be a string");
-  const sep = options && options.separator != null ? options.separator : "&";
-  if (typeof sep !== "string") throw new TypeError("separator must be a string");
-  const c = codecOf(options);
-  c.begin(str.length * 3 + sep.length * 3 + 8);
-  c.strw(str);
-  c.strw(sep);
-  c.call("nh_wasm_decode_www_form");
-  const t = c.outTable();
-  const out = new Array(t.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = [t[2 * i], t[2 * i + 1]];
-  return out;
-}
-function eachCapitalized(fields, options) {
-  const c = codecOf(options);
-  const pid = profileId(options);
-  const pairs = pairsOf(fields, "fields");
-  c.begin(pairs.length * 32 + 8);
-  c.u32w(pairs.length);
-  for (const pair of pairs) {
-    if (!Array.isArray(pair)) throw new TypeError("fields entries must be [name, value]");
-    c.strw(headerName(pair[0]));
-    const vals = Array.isArray(pair[1]) ? headerValues(pair[1], []) : [pair[1] == null ? "" : toRubyString(pair[1], "header value")];
-    c.u32w(vals.length);
-    for (const v of vals) c.strw(v);
-  }
-  c.call("nh_wasm_each_capitalized", pid);
-  const t = c.outTable();
-  const out = new Array(t.length >> 1);
-  for (let i = 0; i < out.length; i++) out[i] = [t[2 * i], t[2 * i + 1]];
-  return out;
-}
-function capitalize(name, options) {
-  const c = codecOf(options);
-  const pid = profileId(options);
-  rawStr(c, headerName(name));
-  c.call("nh_wasm_capitalize", pid);
-  return c.outText();
-}
-function bindCore(source) {
-  const codec = source instanceof Codec ? source : new Codec(source);
-  const bind = (options) => Object.assign({}, options, { codec });
-  class BoundRequest extends Request {
-    constructor(method, uriOrPath, initHeader, options) {
-      super(method, uriOrPath, initHeader, bind(options));
-    }
-  }
-  return {
-    codec,
-    Request: BoundRequest,
-    URI,
-    URIReference,
-    NetHttpError,
-    rubyNumberToString,
-    encodeWwwFormComponent: (s, o) => encodeWwwFormComponent(s, bind(o)),
-    encodeWwwForm: (p, sep, o) => sep !== null && typeof sep === "object" ? encodeWwwForm(p, bind(sep)) : encodeWwwForm(p, sep, bind(o)),
-    decodeWwwFormComponent: (s, o) => decodeWwwFormComponent(s, bind(o)),
-    decodeWwwForm: (s, o) => decodeWwwForm(s, bind(o)),
-    eachCapitalized: (f, o) => eachCapitalized(f, bind(o)),
-    capitalize: (n, o) => capitalize(n, bind(o))
-  };
-}
 
 // js/response.mjs
-var RS_EMPTY = new Uint8Array(0);
-var rsDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
-var rsEncoder = new TextEncoder();
-var rsSingle = new TextDecoder("latin1");
-function rsRd32(u8, p) {
+var EMPTY = new Uint8Array(0);
+var utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+var single = new TextDecoder("latin1");
+function rd32(u8, p) {
   return (u8[p] | u8[p + 1] << 8 | u8[p + 2] << 16 | u8[p + 3] << 24) >>> 0;
 }
-function rsCodecOf(options) {
-  return options && options.codec || getDefaultCodec();
-}
-function rsToBytes(b, what) {
-  if (b instanceof Uint8Array) return b;
-  if (b instanceof ArrayBuffer) return new Uint8Array(b);
-  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
-  if (typeof b === "string") return rsEncoder.encode(b);
-  throw new TypeError(`${what} must be a Uint8Array, an ArrayBuffer or a string`);
-}
-var RS_DEFAULTS = {
-  maxHeaderBytes: MAX_HEADER_BYTES,
-  maxHeaderFields: MAX_HEADER_FIELDS,
-  maxBodyBytes: Infinity,
-  maxInflatedBytes: Infinity
-};
-function rsLimit(options, name) {
-  const v = options && options[name] != null ? options[name] : RS_DEFAULTS[name];
-  if (v === Infinity) return v;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < (name === "maxInflatedBytes" ? 1 : 0))
-    throw new TypeError(`${name} must be a non-negative integer or Infinity`);
-  return v;
-}
-function rsOffset(v) {
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw new TypeError("streamOffset must be a non-negative integer");
-  return v;
-}
-var rsDefaultConfig = null;
-function rsConfig(options) {
-  if (options == null || options.codec && Object.keys(options).length === 1) {
-    if (!rsDefaultConfig) rsDefaultConfig = Object.freeze(rsMakeConfig({}));
-    return rsDefaultConfig;
-  }
-  return rsMakeConfig(options);
-}
-function rsMakeConfig(o) {
-  const profile = o.profile == null ? "4.0" : o.profile;
-  const profileId2 = PROFILES[profile];
-  if (profileId2 === void 0) throw new TypeError(`profile must be '4.0' or '3.4', not ${String(profile)}`);
-  const method = o.requestMethod == null ? "GET" : o.requestMethod;
-  if (typeof method !== "string") throw new TypeError("requestMethod must be a string");
-  const bodyAllowed = o.responseHasBody != null ? !!o.responseHasBody : method !== "HEAD";
-  return {
-    profile: profileId2,
-    bodyAllowed,
-    decode: !!o.decodeContent,
-    skipInterim: !!o.skipInterim,
-    expectContinue: !!o.expectContinue,
-    strict: !!o.strict,
-    maxHeaderBytes: rsLimit(o, "maxHeaderBytes"),
-    maxHeaderFields: rsLimit(o, "maxHeaderFields"),
-    maxBodyBytes: rsLimit(o, "maxBodyBytes"),
-    maxInflatedBytes: rsLimit(o, "maxInflatedBytes"),
-    streamOffset: o.streamOffset == null ? Infinity : rsOffset(o.streamOffset)
-    // Infinity: 0 / keep
-  };
-}
-function rsFirstConfig(cfg) {
-  return cfg.expectContinue && cfg.skipInterim ? { ...cfg, skipInterim: false } : cfg;
-}
-var rsDefaultConfigBytes = null;
-function rsWriteConfig(c, cfg) {
-  c.ensure(CONFIG_LEN);
-  const u8 = c.u8;
-  let p = c.inPtr + c.pos;
-  if (cfg === rsDefaultConfig) {
-    if (rsDefaultConfigBytes === null) {
-      rsDefaultConfigBytes = new Uint8Array(CONFIG_LEN);
-      rsWriteConfigBytes(rsDefaultConfigBytes, 0, cfg);
-    }
-    u8.set(rsDefaultConfigBytes, p);
-  } else {
-    rsWriteConfigBytes(u8, p, cfg);
-  }
-  c.pos += CONFIG_LEN;
-}
-function rsWriteConfigBytes(u8, p, cfg) {
-  u8[p++] = cfg.profile;
-  u8[p++] = cfg.bodyAllowed ? 1 : 0;
-  u8[p++] = cfg.decode ? 1 : 0;
-  u8[p++] = (cfg.skipInterim ? CFG_SKIP_INTERIM : 0) | (cfg.strict ? CFG_STRICT : 0);
-  for (const v of [cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset]) {
-    const lo = v === Infinity ? 4294967295 : v % 4294967296;
-    const hi = v === Infinity ? 4294967295 : Math.floor(v / 4294967296);
-    u8[p] = lo;
-    u8[p + 1] = lo >>> 8;
-    u8[p + 2] = lo >>> 16;
-    u8[p + 3] = lo >>> 24;
-    u8[p + 4] = hi;
-    u8[p + 5] = hi >>> 8;
-    u8[p + 6] = hi >>> 16;
-    u8[p + 7] = hi >>> 24;
-    p += 8;
-  }
-}
-function rsCapitalizeName(name) {
+function capitalizeName(name) {
   const parts = name.split("-");
   while (parts.length && parts[parts.length - 1] === "") parts.pop();
   for (let i = 0; i < parts.length; i++) {
@@ -1596,10 +1483,10 @@ var Response = class {
     this._head = head;
     const u8 = head;
     const flags = u8[0];
-    this._text = flags & HEAD_ASCII ? rsSingle.decode(head) : null;
+    this._text = flags & HEAD_ASCII ? single.decode(head) : null;
     let p = 1;
     const str = () => {
-      const n = rsRd32(u8, p);
+      const n = rd32(u8, p);
       const s = this._str(p + 4, p + 4 + n);
       p += 4 + n;
       return s;
@@ -1625,7 +1512,7 @@ var Response = class {
   /** The reason phrase's exact bytes (MRI's message is a binary string), or null. */
   get messageBytes() {
     if (this.message === null) return null;
-    const n = rsRd32(this._head, this._msgAt);
+    const n = rd32(this._head, this._msgAt);
     return this._head.slice(this._msgAt + 4, this._msgAt + 4 + n);
   }
   // The field table, read once from the head block: per field i,
@@ -1635,22 +1522,22 @@ var Response = class {
     if (this._fields) return this._fields;
     const u8 = this._head;
     let p = this._fieldsAt;
-    const n = rsRd32(u8, p);
+    const n = rd32(u8, p);
     p += 4;
     const t = new Array(4 * n);
     const v = [];
     for (let i = 0; i < n; i++) {
-      const nl = rsRd32(u8, p);
+      const nl = rd32(u8, p);
       const ns = p + 4;
       p = ns + nl;
-      const m = rsRd32(u8, p);
+      const m = rd32(u8, p);
       p += 4;
       t[4 * i] = ns;
       t[4 * i + 1] = ns + nl;
       t[4 * i + 2] = v.length;
       t[4 * i + 3] = m;
       for (let k = 0; k < m; k++) {
-        const vl = rsRd32(u8, p);
+        const vl = rd32(u8, p);
         v.push(p + 4, p + 4 + vl);
         p += 4 + vl;
       }
@@ -1745,11 +1632,11 @@ var Response = class {
   }
   /** `each_capitalized`: [[Capitalized-Name, "v1, v2"], ...] */
   eachCapitalized() {
-    return this._nameList().map((n, i) => [rsCapitalizeName(n), this._values(i).join(", ")]);
+    return this._nameList().map((n, i) => [capitalizeName(n), this._values(i).join(", ")]);
   }
   /** The body decoded as UTF-8 (U+FFFD for invalid bytes), or null. */
   bodyText() {
-    return this.body == null ? null : rsDecoder.decode(this.body);
+    return this.body == null ? null : utf8Decoder.decode(this.body);
   }
   toJSON() {
     return {
@@ -1764,11 +1651,107 @@ var Response = class {
 };
 for (const [name, fn] of Object.entries(headerReaders({ NetHttpError })))
   if (!(name in Response.prototype)) Response.prototype[name] = fn;
-function rsReadEvents(c, onHead, pieces) {
+
+// js/response-parser.mjs
+var encoder2 = new TextEncoder();
+function codecOf2(options) {
+  return options && options.codec || getDefaultCodec();
+}
+function toBytes(b, what) {
+  if (b instanceof Uint8Array) return b;
+  if (b instanceof ArrayBuffer) return new Uint8Array(b);
+  if (ArrayBuffer.isView(b)) return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
+  if (typeof b === "string") return encoder2.encode(b);
+  throw new TypeError(`${what} must be a Uint8Array, an ArrayBuffer or a string`);
+}
+var DEFAULTS = {
+  maxHeaderBytes: MAX_HEADER_BYTES,
+  maxHeaderFields: MAX_HEADER_FIELDS,
+  maxBodyBytes: Infinity,
+  maxInflatedBytes: Infinity
+};
+function limit(options, name) {
+  const v = options && options[name] != null ? options[name] : DEFAULTS[name];
+  if (v === Infinity) return v;
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < (name === "maxInflatedBytes" ? 1 : 0))
+    throw new TypeError(`${name} must be a non-negative integer or Infinity`);
+  return v;
+}
+function streamOffsetOf(v) {
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) throw new TypeError("streamOffset must be a non-negative integer");
+  return v;
+}
+var defaultConfig = null;
+function config(options) {
+  if (options == null || options.codec && Object.keys(options).length === 1) {
+    if (!defaultConfig) defaultConfig = Object.freeze(makeConfig({}));
+    return defaultConfig;
+  }
+  return makeConfig(options);
+}
+function makeConfig(o) {
+  const profile = profileId(o);
+  const method = o.requestMethod == null ? "GET" : o.requestMethod;
+  if (typeof method !== "string") throw new TypeError("requestMethod must be a string");
+  const bodyAllowed = o.responseHasBody != null ? !!o.responseHasBody : method !== "HEAD";
+  return {
+    profile,
+    bodyAllowed,
+    decode: !!o.decodeContent,
+    skipInterim: !!o.skipInterim,
+    expectContinue: !!o.expectContinue,
+    strict: !!o.strict,
+    maxHeaderBytes: limit(o, "maxHeaderBytes"),
+    maxHeaderFields: limit(o, "maxHeaderFields"),
+    maxBodyBytes: limit(o, "maxBodyBytes"),
+    maxInflatedBytes: limit(o, "maxInflatedBytes"),
+    streamOffset: o.streamOffset == null ? Infinity : streamOffsetOf(o.streamOffset)
+    // Infinity: 0 / keep
+  };
+}
+function firstConfig(cfg) {
+  return cfg.expectContinue && cfg.skipInterim ? { ...cfg, skipInterim: false } : cfg;
+}
+var defaultConfigBytes = null;
+function writeConfig(c, cfg) {
+  c.ensure(CONFIG_LEN);
+  const u8 = c.u8;
+  let p = c.inPtr + c.pos;
+  if (cfg === defaultConfig) {
+    if (defaultConfigBytes === null) {
+      defaultConfigBytes = new Uint8Array(CONFIG_LEN);
+      writeConfigBytes(defaultConfigBytes, 0, cfg);
+    }
+    u8.set(defaultConfigBytes, p);
+  } else {
+    writeConfigBytes(u8, p, cfg);
+  }
+  c.pos += CONFIG_LEN;
+}
+function writeConfigBytes(u8, p, cfg) {
+  u8[p++] = cfg.profile;
+  u8[p++] = cfg.bodyAllowed ? 1 : 0;
+  u8[p++] = cfg.decode ? 1 : 0;
+  u8[p++] = (cfg.skipInterim ? CFG_SKIP_INTERIM : 0) | (cfg.strict ? CFG_STRICT : 0);
+  for (const v of [cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset]) {
+    const lo = v === Infinity ? 4294967295 : v % 4294967296;
+    const hi = v === Infinity ? 4294967295 : Math.floor(v / 4294967296);
+    u8[p] = lo;
+    u8[p + 1] = lo >>> 8;
+    u8[p + 2] = lo >>> 16;
+    u8[p + 3] = lo >>> 24;
+    u8[p + 4] = hi;
+    u8[p + 5] = hi >>> 8;
+    u8[p + 6] = hi >>> 16;
+    u8[p + 7] = hi >>> 24;
+    p += 8;
+  }
+}
+function readEvents(c, onHead, pieces) {
   const u8 = c.u8;
   let p = c.outPtr();
-  const inBase = rsRd32(u8, p);
-  const dataBase = rsRd32(u8, p + 4);
+  const inBase = rd32(u8, p);
+  const dataBase = rd32(u8, p + 4);
   p += 8;
   let end = -1;
   for (; ; ) {
@@ -1776,24 +1759,24 @@ function rsReadEvents(c, onHead, pieces) {
     if (t === 0) break;
     if (t === EV_BODY) {
       const src = u8[p];
-      const off = rsRd32(u8, p + 1);
-      const len = rsRd32(u8, p + 5);
+      const off = rd32(u8, p + 1);
+      const len = rd32(u8, p + 5);
       p += 9;
       if (pieces.length && pieces.src !== src) pieces.mixed = true;
       pieces.src = src;
       pieces.push((src ? dataBase : inBase) + off, len);
     } else if (t === EV_END) {
-      end = inBase + rsRd32(u8, p);
+      end = inBase + rd32(u8, p);
       p += 4;
     } else {
-      const n = rsRd32(u8, p);
+      const n = rd32(u8, p);
       onHead(t, u8.slice(p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
   return end;
 }
-function rsConcatAll(list) {
+function concatAll(list) {
   if (list.length === 1) return list[0];
   let n = 0;
   for (const x of list) n += x.length;
@@ -1805,13 +1788,13 @@ function rsConcatAll(list) {
   }
   return out;
 }
-function rsConcat(a, b) {
+function concat(a, b) {
   const out = new Uint8Array(a.length + b.length);
   out.set(a);
   out.set(b, a.length);
   return out;
 }
-function rsGather(u8, pieces, from, to) {
+function gather(u8, pieces, from, to) {
   if (to - from === 2) return u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
@@ -1837,13 +1820,13 @@ function rsGather(u8, pieces, from, to) {
   return out;
 }
 function parseResponse(bytes, options) {
-  const data = rsToBytes(bytes, "bytes");
-  let cfg = rsConfig(options);
+  const data = toBytes(bytes, "bytes");
+  let cfg = config(options);
   if (cfg.decode && cfg.maxInflatedBytes === Infinity && (options == null || options.maxInflatedBytes == null))
     cfg = { ...cfg, maxInflatedBytes: ONESHOT_MAX_INFLATED };
-  const c = rsCodecOf(options);
+  const c = codecOf2(options);
   c.begin(CONFIG_LEN + data.length);
-  rsWriteConfig(c, cfg);
+  writeConfig(c, cfg);
   c.u8.set(data, c.inPtr + c.pos);
   c.pos += data.length;
   c.call("nh_wasm_resp_parse");
@@ -1851,7 +1834,7 @@ function parseResponse(bytes, options) {
   let bodyFrom = 0;
   const interim = cfg.skipInterim ? [] : void 0;
   const pieces = [];
-  const end = rsReadEvents(
+  const end = readEvents(
     c,
     (t, block, at) => {
       if (t === EV_INTERIM) interim.push(new Response(block, null, void 0));
@@ -1865,16 +1848,16 @@ function parseResponse(bytes, options) {
   if (head === null || end < 0) throw new Error("net-http-wasm: the response parser stopped short");
   const u8 = c.u8;
   const hasBody = (head[0] & HEAD_BODY) !== 0;
-  const body = hasBody ? pieces.length > bodyFrom ? rsGather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0) : null;
+  const body = hasBody ? pieces.length > bodyFrom ? gather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0) : null;
   const restStart = end - c.inPtr - CONFIG_LEN;
-  const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : RS_EMPTY);
+  const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : EMPTY);
   res._codec = c;
   res._profile = cfg.profile;
   if (interim) res.interim = interim;
   if (data.length > 1 << 24) c.call("nh_wasm_resp_trim");
   return res;
 }
-var rsRegistry = typeof FinalizationRegistry === "function" ? new FinalizationRegistry(({ codec, ptr }) => {
+var registry = typeof FinalizationRegistry === "function" ? new FinalizationRegistry(({ codec, ptr }) => {
   try {
     codec.begin(0);
     codec.call("nh_wasm_resp_free", ptr);
@@ -1883,16 +1866,16 @@ var rsRegistry = typeof FinalizationRegistry === "function" ? new FinalizationRe
 }) : null;
 var ResponseParser = class {
   constructor(options) {
-    this._codec = rsCodecOf(options);
-    this._cfg = rsConfig(options);
+    this._codec = codecOf2(options);
+    this._cfg = config(options);
     const c = this._codec;
     c.begin(CONFIG_LEN);
-    rsWriteConfig(c, rsFirstConfig(this._cfg));
+    writeConfig(c, firstConfig(this._cfg));
     c.call("nh_wasm_resp_new");
     this._awaitContinue = this._cfg.expectContinue;
-    this._ptr = rsRd32(c.u8, c.outPtr());
+    this._ptr = rd32(c.u8, c.outPtr());
     this._token = {};
-    if (rsRegistry) rsRegistry.register(this, { codec: c, ptr: this._ptr }, this._token);
+    if (registry) registry.register(this, { codec: c, ptr: this._ptr }, this._token);
     this._response = null;
     this._pending = null;
     this._done = false;
@@ -1901,12 +1884,12 @@ var ResponseParser = class {
   _run(chunk, eof) {
     if (!this._ptr) throw new Error("ResponseParser: closed");
     if (this._done) {
-      if (chunk.length) this._pending = this._pending ? rsConcat(this._pending, chunk) : chunk.slice();
+      if (chunk.length) this._pending = this._pending ? concat(this._pending, chunk) : chunk.slice();
       return [];
     }
     let data = chunk;
     if (this._pending) {
-      data = chunk.length ? rsConcat(this._pending, chunk) : this._pending;
+      data = chunk.length ? concat(this._pending, chunk) : this._pending;
       this._pending = null;
     }
     if (!this._cfg.decode || data.length <= DECODE_SLICE) return this._feedOnce(data, eof);
@@ -1920,10 +1903,10 @@ var ResponseParser = class {
           continue;
         }
         if (e.type === "end") {
-          if (bodies.length) events.push({ type: "body", data: rsConcatAll(bodies) });
+          if (bodies.length) events.push({ type: "body", data: concatAll(bodies) });
           bodies.length = 0;
           if (to < data.length) {
-            e.rest = rsConcat(e.rest, data.subarray(to));
+            e.rest = concat(e.rest, data.subarray(to));
             this._pending = e.rest;
           }
           events.push(e);
@@ -1932,7 +1915,7 @@ var ResponseParser = class {
         events.push(e);
       }
     }
-    if (bodies.length) events.push({ type: "body", data: rsConcatAll(bodies) });
+    if (bodies.length) events.push({ type: "body", data: concatAll(bodies) });
     return events;
   }
   _feedOnce(data, eof) {
@@ -1944,10 +1927,10 @@ var ResponseParser = class {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: "body", data: rsGather(c.u8, pieces, 0, at) });
+      if (at > 0) events.push({ type: "body", data: gather(c.u8, pieces, 0, at) });
       pieces.length = 0;
     };
-    const end = rsReadEvents(
+    const end = readEvents(
       c,
       (t, block) => {
         if (t === EV_FINAL) this._response._setHead(block);
@@ -1972,11 +1955,11 @@ var ResponseParser = class {
   }
   /** Feeds the next bytes of the stream; returns the events they complete. */
   feed(chunk) {
-    return this._continued(this._run(rsToBytes(chunk, "chunk"), false), false);
+    return this._continued(this._run(toBytes(chunk, "chunk"), false), false);
   }
   /** The stream ended: returns the last events, or throws MRI's EOFError. */
   finish() {
-    return this._continued(this._run(RS_EMPTY, true), true);
+    return this._continued(this._run(EMPTY, true), true);
   }
   // expectContinue: Net::HTTPGenericRequest#wait_for_continue reads one
   // response with read_new; a 100 (Net::HTTPContinue) becomes a 'continue'
@@ -1990,12 +1973,12 @@ var ResponseParser = class {
     if (head.response.className !== "Net::HTTPContinue") return events;
     const out = [{ type: "continue", response: head.response }];
     this._rearm(this._cfg);
-    return out.concat(this._run(RS_EMPTY, eof));
+    return out.concat(this._run(EMPTY, eof));
   }
   _rearm(cfg) {
     const c = this._codec;
     c.begin(CONFIG_LEN);
-    rsWriteConfig(c, cfg);
+    writeConfig(c, cfg);
     c.call("nh_wasm_resp_reset", this._ptr);
     this._response = null;
     this._done = false;
@@ -2009,8 +1992,8 @@ var ResponseParser = class {
    */
   reset(options) {
     if (!this._ptr) throw new Error("ResponseParser: closed");
-    if (options !== void 0) this._cfg = rsConfig(options);
-    const cfg = rsFirstConfig(this._cfg);
+    if (options !== void 0) this._cfg = config(options);
+    const cfg = firstConfig(this._cfg);
     this._rearm(options && options.streamOffset != null ? cfg : { ...cfg, streamOffset: Infinity });
     this._awaitContinue = this._cfg.expectContinue;
   }
@@ -2027,7 +2010,7 @@ var ResponseParser = class {
   /** Frees the WebAssembly side; the parser cannot be used after. */
   close() {
     if (!this._ptr) return;
-    if (rsRegistry) rsRegistry.unregister(this._token);
+    if (registry) registry.unregister(this._token);
     const c = this._codec;
     c.begin(0);
     c.call("nh_wasm_resp_free", this._ptr);
@@ -2064,6 +2047,29 @@ function wasmBytes() {
   return out;
 }
 setDefaultLoader(wasmBytes);
+function bindCore(source) {
+  const codec = source instanceof Codec ? source : new Codec(source);
+  const bind = (options) => Object.assign({}, options, { codec });
+  class BoundRequest extends Request {
+    constructor(method, uriOrPath, initHeader, options) {
+      super(method, uriOrPath, initHeader, bind(options));
+    }
+  }
+  return {
+    codec,
+    Request: BoundRequest,
+    URI,
+    URIReference,
+    NetHttpError,
+    rubyNumberToString,
+    encodeWwwFormComponent: (s, o) => encodeWwwFormComponent(s, bind(o)),
+    encodeWwwForm: (p, sep, o) => sep !== null && typeof sep === "object" ? encodeWwwForm(p, bind(sep)) : encodeWwwForm(p, sep, bind(o)),
+    decodeWwwFormComponent: (s, o) => decodeWwwFormComponent(s, bind(o)),
+    decodeWwwForm: (s, o) => decodeWwwForm(s, bind(o)),
+    eachCapitalized: (f, o) => eachCapitalized(f, bind(o)),
+    capitalize: (n, o) => capitalize(n, bind(o))
+  };
+}
 function createNetHttp(source) {
   const core = bindCore(source);
   return { ...core, ...bindResponse(core.codec) };

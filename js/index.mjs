@@ -2,12 +2,15 @@
 // this file works in Node, browsers and bundlers with no file or network
 // access; the module is compiled synchronously on first use. Hosts that
 // forbid synchronous compilation call `await init()` first.
+import { Codec, setDefaultLoader, setDefaultCodec } from './core.mjs';
+import { NetHttpError } from './errors.mjs';
+import { Request, URI, URIReference } from './request.mjs';
 import {
-  Codec, setDefaultLoader, setDefaultCodec, bindCore,
-  Request, URI, URIReference, NetHttpError, rubyNumberToString,
-  encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize,
-} from './core.mjs';
-import { bindResponse, parseResponse, ResponseParser, Response } from './response.mjs';
+  rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent,
+  eachCapitalized, capitalize,
+} from './forms.mjs';
+import { Response } from './response.mjs';
+import { bindResponse, parseResponse, ResponseParser } from './response-parser.mjs';
 import { fetchResponseBytes } from './fetch.mjs';
 import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
 
@@ -33,6 +36,33 @@ function wasmBytes() {
 }
 
 setDefaultLoader(wasmBytes);
+
+/** The request, form and header API bound to one codec (see createNetHttp in index.mjs). */
+function bindCore(source) {
+  const codec = source instanceof Codec ? source : new Codec(source);
+  const bind = (options) => Object.assign({}, options, { codec });
+  class BoundRequest extends Request {
+    constructor(method, uriOrPath, initHeader, options) {
+      super(method, uriOrPath, initHeader, bind(options));
+    }
+  }
+  return {
+    codec,
+    Request: BoundRequest,
+    URI,
+    URIReference,
+    NetHttpError,
+    rubyNumberToString,
+    encodeWwwFormComponent: (s, o) => encodeWwwFormComponent(s, bind(o)),
+    encodeWwwForm: (p, sep, o) =>
+      sep !== null && typeof sep === 'object' ? encodeWwwForm(p, bind(sep)) : encodeWwwForm(p, sep, bind(o)),
+    decodeWwwFormComponent: (s, o) => decodeWwwFormComponent(s, bind(o)),
+    decodeWwwForm: (s, o) => decodeWwwForm(s, bind(o)),
+    eachCapitalized: (f, o) => eachCapitalized(f, bind(o)),
+    capitalize: (n, o) => capitalize(n, bind(o)),
+  };
+}
+
 
 /**
  * The whole API bound to its own module instance (another build, or

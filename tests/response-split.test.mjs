@@ -10,8 +10,8 @@ import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { builds } from './helpers/builds.mjs';
-import { bindResponse } from '../js/response.mjs';
-import { NetHttpError } from '../js/core.mjs';
+import { bindResponse } from '../js/response-parser.mjs';
+import { NetHttpError } from '../js/errors.mjs';
 import { loadResponseCases, oursOneShot, oursIncremental, caseBytes, randomResponseCases, randomDecodeCases } from './oracle/response.mjs';
 
 const apis = builds.map((b) => ({ name: b.name, api: { ...bindResponse(b.api.codec), NetHttpError } }));

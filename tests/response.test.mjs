@@ -22,8 +22,8 @@ import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
 import { builds } from './helpers/builds.mjs';
-import { bindResponse } from '../js/response.mjs';
-import { NetHttpError } from '../js/core.mjs';
+import { bindResponse } from '../js/response-parser.mjs';
+import { NetHttpError } from '../js/errors.mjs';
 import {
   loadResponseCases,
   oursOneShot,
