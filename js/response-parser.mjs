@@ -246,25 +246,66 @@ export function parseResponse(bytes, options) {
   c.u8.set(data, c.inPtr + c.pos);
   c.pos += data.length;
   c.call('nh_wasm_resp_parse');
+  // the events, read in place: the head blocks are copied out, the body
+  // pieces noted (one piece, the usual case, is copied out as it is)
+  const u8 = c.u8;
+  let p = c.outPtr();
+  const inBase = rd32(u8, p);
+  const dataBase = rd32(u8, p + 4);
+  p += 8;
   let head = null;
-  let bodyFrom = 0;
+  let end = -1;
+  let first = -1; // the body's first piece: [address, length]
+  let firstLen = 0;
+  let firstSrc = 0;
+  let pieces = null; // more pieces: as readEvents collects them
   const interim = cfg.skipInterim ? [] : undefined;
-  const pieces = [];
-  const end = readEvents(
-    c,
-    (t, block, at) => {
+  for (;;) {
+    const t = u8[p++];
+    if (t === 0) break;
+    if (t === EV_BODY) {
+      const src = u8[p];
+      const at = (src ? dataBase : inBase) + rd32(u8, p + 1);
+      const len = rd32(u8, p + 5);
+      p += 9;
+      if (first < 0) {
+        first = at;
+        firstLen = len;
+        firstSrc = src;
+      } else {
+        if (pieces === null) {
+          pieces = [first, firstLen];
+          pieces.src = firstSrc;
+        }
+        if (pieces.src !== src) pieces.mixed = true;
+        pieces.src = src;
+        pieces.push(at, len);
+      }
+    } else if (t === EV_END) {
+      end = inBase + rd32(u8, p);
+      p += 4;
+    } else {
+      const n = rd32(u8, p);
+      const block = u8.slice(p + 4, p + 4 + n);
+      p += 4 + n;
       if (t === EV_INTERIM) interim.push(new Response(block, null, undefined));
       else {
         head = block;
-        if (t === EV_HEAD) bodyFrom = at;
+        if (t === EV_HEAD) {
+          first = -1; // the body follows the final head
+          pieces = null;
+        }
       }
-    },
-    pieces,
-  );
+    }
+  }
   if (head === null || end < 0) throw new Error('net-http-wasm: the response parser stopped short');
-  const u8 = c.u8;
   const hasBody = (head[0] & HEAD_BODY) !== 0;
-  const body = hasBody ? (pieces.length > bodyFrom ? gather(u8, pieces, bodyFrom, pieces.length) : new Uint8Array(0)) : null;
+  let body = null;
+  if (hasBody) {
+    if (first < 0) body = new Uint8Array(0);
+    else if (pieces === null) body = u8.slice(first, first + firstLen);
+    else body = gather(u8, pieces, 0, pieces.length);
+  }
   const restStart = end - c.inPtr - CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : EMPTY);
   res._codec = c;

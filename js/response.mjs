@@ -70,18 +70,20 @@ export class Response {
     // An all-ASCII block is decoded once by a one-byte-per-character decoder
     // and its strings are slices of that text.
     this._text = flags & HEAD_ASCII ? single.decode(head) : null;
-    let p = 1;
-    const str = () => {
-      const n = rd32(u8, p);
-      const s = this._str(p + 4, p + 4 + n);
-      p += 4 + n;
-      return s;
-    };
-    this.className = str();
-    const version = str();
-    this.code = str();
+    // four strings: class name, version, code, message
+    let n = rd32(u8, 1);
+    this.className = this._str(5, 5 + n);
+    let p = 5 + n;
+    n = rd32(u8, p);
+    const version = this._str(p + 4, p + 4 + n);
+    p += 4 + n;
+    n = rd32(u8, p);
+    this.code = this._str(p + 4, p + 4 + n);
+    p += 4 + n;
     this._msgAt = p;
-    const message = str();
+    n = rd32(u8, p);
+    const message = this._str(p + 4, p + 4 + n);
+    p += 4 + n;
     this.httpVersion = flags & HEAD_VERSION ? version : null;
     this.message = flags & HEAD_MESSAGE ? message : null;
     this.hasBody = (flags & HEAD_BODY) !== 0;

@@ -10,13 +10,20 @@ static uint8_t *w32(uint8_t *q, size_t v)
     q[3] = (uint8_t)(v >> 24);
     return q + 4;
 }
-/* Writes a string; ORs its bytes into *any. */
-static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n, uint8_t *any)
+/* Writes a string; ORs its bytes into *any (eight at a time). */
+static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n, uint64_t *any)
 {
     q = w32(q, n);
-    uint8_t a = 0;
-    for (size_t i = 0; i < n; i++)
-        a |= q[i] = s[i];
+    if (n)
+        memcpy(q, s, n);
+    uint64_t a = 0, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, s + i, 8);
+        a |= w;
+    }
+    for (; i < n; i++)
+        a |= s[i];
     *any |= a;
     return q + n;
 }
@@ -43,7 +50,7 @@ int resp_put_head(feed *f, int type)
     q = w32(q, size - 5);
     *q++ = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
                      (p->body_exist ? NH_HEAD_BODY : 0) | p->coding);
-    uint8_t any = 0;
+    uint64_t any = 0;
     q = wstr(q, (const uint8_t *)name, nl, &any);
     q = wstr(q, p->st.data, p->ver_len, &any);
     q = wstr(q, p->code, 3, &any);
@@ -59,7 +66,7 @@ int resp_put_head(feed *f, int type)
             q = wstr(q, h->bytes.data + h->vals[v].off, h->vals[v].len, &any);
     }
     /* a hint for the JS side: every string byte is ASCII */
-    if (!(any & 0x80))
+    if (!(any & 0x8080808080808080u))
         f->ev->data[f->ev->len + 5] |= NH_HEAD_ASCII;
     f->ev->len += size;
     return NH_OK;
