@@ -19,7 +19,7 @@ import os from 'node:os';
 import net from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { installNetHttp } from '../js/ruby/node.mjs';
-import { bootVM, rb, takeRequest } from '../tests/fixtures/browser/harness.mjs';
+import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
 
 v8.setFlagsFromString('--no-incremental-marking');
 

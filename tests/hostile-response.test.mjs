@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync, deflateSync } from 'node:zlib';
-import { builds, freshApi } from './helpers/builds.mjs';
+import { builds, freshApi } from './support/builds.mjs';
 import { loadResponseCases, caseBytes, oursOneShot, oursIncremental, compact } from './oracle/response.mjs';
 
 const S = (m) => ({ error: ['Net::HTTPBadResponse', `${m} (strict)`] });

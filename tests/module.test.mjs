@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { builds } from './helpers/builds.mjs';
+import { builds } from './support/builds.mjs';
 import * as esm from '../js/index.mjs';
 
 const root = new URL('../', import.meta.url);

@@ -21,7 +21,7 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { builds } from './helpers/builds.mjs';
+import { builds } from './support/builds.mjs';
 import { bindResponse } from '../js/response-parser.mjs';
 import { NetHttpError } from '../js/errors.mjs';
 import {

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootVM } from './rubyvm.mjs';
-import { prng } from './random.mjs';
+import { prng } from '../support/prng.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 150);
@@ -99,11 +99,7 @@ function runNative(cases, libDir) {
   }
 }
 
-/** 1 if a native ruby is installed (the decoding oracle). */
-export function haveNativeRuby() {
-  const r = spawnSync('ruby', ['-rnet/http', '-rzlib', '-e', 'print Net::HTTP::VERSION'], { encoding: 'utf8' });
-  return r.status === 0 ? r.stdout : null;
-}
+export { haveNativeRuby } from '../support/native-ruby.mjs';
 
 /**
  * Results of `cases` in MRI, in order. `version`: '4.0' and '3.4' (ruby.wasm),
