@@ -1,6 +1,6 @@
 // ResponseParser fed in pieces gives what parseResponse gives for the whole
 // input (which tests/response.test.mjs checks against MRI), for every case
-// of tests/cases/response-*.json and for seeded random responses:
+// of tests/cases/response_*.json and for seeded random responses:
 //   - every single split point and byte-by-byte feeding, for inputs up to
 //     SMALL bytes; every pair of split points for inputs up to TINY bytes;
 //   - random partitions and fixed 16 KiB / 4 KiB / 1000-byte pieces for all;

@@ -357,9 +357,9 @@ export function withoutContentLength(r) {
 }
 
 // ---------------------------------------------------------------------------
-// The case files: tests/cases/response-<group>.json (generated once by
+// The case files: tests/cases/response_<group>.json (generated once by
 // `node tests/oracle/response.mjs generate`, then data), and their MRI results
-// in response-<group>.expected.json (`node tests/oracle/response.mjs record`).
+// in response_<group>.expected.json (`node tests/oracle/response.mjs record`).
 //
 // Case: { id, op: 'response', profile: '4.0', text (latin1) | base64,
 //         method?, decode?, skipInterim?, messages?, oracle? }
@@ -973,7 +973,7 @@ const casesDir = join(here, '..', 'cases');
 /** [{ group, file, cases, expected: Map(id → entry) | null }] */
 export function loadResponseCases() {
   return readdirSync(casesDir)
-    .filter((f) => /^response-[a-z0-9]+\.json$/.test(f))
+    .filter((f) => /^response_[a-z0-9]+\.json$/.test(f))
     .sort()
     .map((f) => {
       const cases = JSON.parse(readFileSync(join(casesDir, f), 'utf8'));
@@ -1023,8 +1023,8 @@ const lines = (arr) => `[\n${arr.map((x) => JSON.stringify(x)).join(',\n')}\n]\n
 async function cli(cmd) {
   if (cmd === 'generate') {
     for (const [g, cases] of Object.entries(generateCases())) {
-      writeFileSync(join(casesDir, `response-${g}.json`), lines(cases));
-      console.log(`response-${g}.json: ${cases.length} cases`);
+      writeFileSync(join(casesDir, `response_${g}.json`), lines(cases));
+      console.log(`response_${g}.json: ${cases.length} cases`);
     }
   } else if (cmd === 'record') {
     // record [group ...]: all groups by default
