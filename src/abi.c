@@ -324,26 +324,33 @@ static int read_config(nh_reader *r, nh_resp_config *cfg, uint64_t *offset)
     return r->bad ? -1 : 0;
 }
 
-static int bad_record(nh_ctx *c)
+/* Reads the config record at the start of the input into p (reset); fresh:
+ * a new stream, whose position starts at 0 unless the record says. */
+static int configure(nh_ctx *c, size_t len, nh_resp *p, int fresh)
 {
-    return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed response-parser record");
+    nh_reader r = {c->in.data, c->in.data + len, 0};
+    nh_resp_config cfg;
+    uint64_t offset;
+    if (len < NH_CONFIG_LEN || read_config(&r, &cfg, &offset))
+        return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed response-parser record");
+    nh_resp_reset(p, &cfg);
+    if (offset != UINT64_MAX || fresh)
+        nh_resp_set_stream_offset(p, offset == UINT64_MAX ? 0 : offset);
+    return NH_OK;
 }
 
 /* input: config.  output: u32 the parser's address. */
 EXPORT(nh_wasm_resp_new) int nh_wasm_resp_new(nh_ctx *c, size_t len)
 {
     begin(c);
-    const uint8_t *in = c->in.data;
-    nh_reader r = {in, in + len, 0};
-    nh_resp_config cfg;
-    uint64_t offset;
-    if (read_config(&r, &cfg, &offset))
-        return bad_record(c);
     nh_resp *p = nh_resp_new();
     if (!p)
         return NH_NOMEM;
-    nh_resp_reset(p, &cfg);
-    nh_resp_set_stream_offset(p, offset == UINT64_MAX ? 0 : offset);
+    int rc = configure(c, len, p, 1);
+    if (rc) {
+        nh_resp_free(p);
+        return rc;
+    }
     return nh_put_u32(&c->out, (uint32_t)(uintptr_t)p);
 }
 
@@ -351,16 +358,7 @@ EXPORT(nh_wasm_resp_new) int nh_wasm_resp_new(nh_ctx *c, size_t len)
 EXPORT(nh_wasm_resp_reset) int nh_wasm_resp_reset(nh_ctx *c, size_t len, nh_resp *p)
 {
     begin(c);
-    const uint8_t *in = c->in.data;
-    nh_reader r = {in, in + len, 0};
-    nh_resp_config cfg;
-    uint64_t offset;
-    if (read_config(&r, &cfg, &offset))
-        return bad_record(c);
-    nh_resp_reset(p, &cfg);
-    if (offset != UINT64_MAX)
-        nh_resp_set_stream_offset(p, offset);
-    return NH_OK;
+    return configure(c, len, p, 0);
 }
 
 EXPORT(nh_wasm_resp_free) int nh_wasm_resp_free(nh_ctx *c, size_t len, nh_resp *p)
@@ -401,17 +399,12 @@ EXPORT(nh_wasm_resp_feed) int nh_wasm_resp_feed(nh_ctx *c, size_t len, nh_resp *
 EXPORT(nh_wasm_resp_parse) int nh_wasm_resp_parse(nh_ctx *c, size_t len)
 {
     begin(c);
-    const uint8_t *in = c->in.data;
-    nh_reader r = {in, in + len, 0};
-    nh_resp_config cfg;
-    uint64_t offset;
-    if (len < NH_CONFIG_LEN || read_config(&r, &cfg, &offset))
-        return bad_record(c);
     if (!c->oneshot && !(c->oneshot = nh_resp_new()))
         return NH_NOMEM;
-    nh_resp_reset(c->oneshot, &cfg);
-    nh_resp_set_stream_offset(c->oneshot, offset == UINT64_MAX ? 0 : offset);
-    return run(c, c->oneshot, in + NH_CONFIG_LEN, len - NH_CONFIG_LEN, 1);
+    int rc = configure(c, len, c->oneshot, 1);
+    if (rc)
+        return rc;
+    return run(c, c->oneshot, c->in.data + NH_CONFIG_LEN, len - NH_CONFIG_LEN, 1);
 }
 
 /* Gives back the one-shot parser's memory after an unusually large message. */
