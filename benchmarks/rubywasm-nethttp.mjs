@@ -1,240 +1,407 @@
-// Net::HTTP request/response cycles inside ruby.wasm 4.0, with the codec ON
-// (net-http-wasm writes requests and reads responses) vs OFF (net/http's own
-// Ruby code does, over the same socket adapter).
+// Net::HTTP inside ruby.wasm 4.0 against native MRI and node:http, side by
+// side in one run, against one local server in another process
+// (benchmarks/clients/server.mjs: plain and TLS on 127.0.0.1).
 //
-//   node benchmarks/rubywasm-nethttp.mjs [--runs 7] [--requests 2000] [--quick] [--json out.json]
+//   node benchmarks/rubywasm-nethttp.mjs [--passes 5] [--requests 1000] [--quick]
+//                                        [--only ka,nc,...] [--out benchmarks/results/rubywasm-nethttp]
 //
-// Three measurements, each the median of --runs runs (ON and OFF alternate):
-//   tcp      full cycles against a keep-alive node:net server on 127.0.0.1
-//            (one connection, Net::HTTP.start { N.times { http.request(req) } })
-//   memory   the same cycles over an in-process transport that answers at once
-//            (no kernel, no event-loop wait: the cost of Ruby + crossings + bytes)
-//   bytes    only the byte work inside those cycles: the time spent in
-//            Net::HTTPGenericRequest#exec, Net::HTTPResponse.read_new and
-//            #read_body_0 (over the in-process transport, so no waiting)
-// The request: a POST with set_form_data and 3 extra headers; the response:
-// 200 with 8 header fields and a 1 KiB body (and a chunked variant).
-import v8 from 'node:v8';
+// Scenarios (µs per request, median of the passes; clients interleaved, one
+// warm-up pass each):
+//   ka        GET of 2 KiB, kept alive (Net::HTTP.start { N.times { request } })
+//   nc        GET of 2 KiB, a new connection per request
+//   ka-tls    ka over TLS          nc-tls   nc over TLS
+//   chunked   GET of 64 KiB sent chunked (1 KiB chunks), kept alive
+//   1mib      GET of 1 MiB, kept alive (also as MB/s)
+// Clients: native MRI (Debian's ruby, its own net/http); ruby.wasm 4.0 with
+// installNetHttp, blocking and waiting transports, codec on and off;
+// node:http (an agent with keepAlive for kept-alive scenarios, none for nc).
+// Also, for ruby.wasm, per request: bridge calls (Ruby→JS), event-loop turns
+// (fiber parks), timers armed, bytes copied across the Ruby/JS boundary,
+// time in JS (bridge, codec included), in the codec's C, waiting for the
+// network, and in Ruby (the rest); and the byte work alone (exec + read_new
+// + read_body_0, with no network) for MRI and ruby.wasm, codec on and off.
 import os from 'node:os';
-import net from 'node:net';
-import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import { fork, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
+import { getDefaultCodec } from '../js/core.mjs';
 import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
 
-v8.setFlagsFromString('--no-incremental-marking');
-
+const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : dflt;
 };
 const quick = args.includes('--quick');
-const RUNS = Number(opt('runs', quick ? 3 : 7));
-const N = Number(opt('requests', quick ? 300 : 2000));
-const jsonOut = opt('json', null);
+const PASSES = Number(opt('passes', quick ? 1 : 5));
+const N = Number(opt('requests', quick ? 40 : 1000));
+const OUT = opt('out', quick ? null : 'benchmarks/results/rubywasm-nethttp');
+const SCENARIOS = [
+  { id: 'ka', path: '/bytes/2048', n: N, keep: true },
+  { id: 'nc', path: '/bytes/2048', n: Math.ceil(N / 4), keep: false },
+  { id: 'ka-tls', path: '/bytes/2048', n: N, keep: true, tls: true },
+  { id: 'nc-tls', path: '/bytes/2048', n: Math.ceil(N / 10), keep: false, tls: true },
+  { id: 'chunked', path: '/chunked/65536', n: Math.ceil(N / 4), keep: true },
+  { id: '1mib', path: '/bytes/1048576', n: Math.max(4, Math.ceil(N / 50)), keep: true, bytes: 1 << 20 },
+].filter((s) => !opt('only', null) || opt('only').split(',').includes(s.id));
 
-const BODY = 'x'.repeat(1024);
-const RESPONSES = {
-  length: Buffer.from(
-    'HTTP/1.1 200 OK\r\nDate: Mon, 01 Jan 2024 00:00:00 GMT\r\nServer: bench\r\nContent-Type: text/plain; charset=utf-8\r\n' +
-      'Cache-Control: no-cache\r\nX-Request-Id: 0123456789abcdef\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; Path=/\r\n' +
-      `Content-Length: ${BODY.length}\r\n\r\n${BODY}`,
-  ),
-  chunked: Buffer.from(
-    'HTTP/1.1 200 OK\r\nDate: Mon, 01 Jan 2024 00:00:00 GMT\r\nServer: bench\r\nContent-Type: text/plain; charset=utf-8\r\n' +
-      'Cache-Control: no-cache\r\nX-Request-Id: 0123456789abcdef\r\nSet-Cookie: a=1; Path=/\r\nSet-Cookie: b=2; Path=/\r\n' +
-      `Transfer-Encoding: chunked\r\n\r\n200\r\n${BODY.slice(0, 512)}\r\n200\r\n${BODY.slice(512)}\r\n0\r\n\r\n`,
-  ),
-};
-
-// Answers each complete request with the response named by its path.
-function responder() {
-  let buf = Buffer.alloc(0);
-  return (chunk, reply) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk);
-    for (;;) {
-      const req = takeRequest(buf);
-      if (!req) break;
-      buf = Buffer.from(req.rest);
-      reply(req.target.includes('chunked') ? RESPONSES.chunked : RESPONSES.length);
-    }
-  };
-}
-
-async function tcpServer() {
-  const sockets = new Set();
-  const server = net.createServer((s) => {
-    sockets.add(s);
-    s.setNoDelay(true);
-    const on = responder();
-    s.on('data', (d) => on(d, (r) => s.write(r)));
-    s.on('error', () => {});
-    s.on('close', () => sockets.delete(s));
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: server.address().port,
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise((r) => server.close(r));
-    },
-  };
-}
-
-// installNetHttp's custom transport: a duplex that answers at once.
-function memoryTransport() {
-  const stream = {
-    onData: null,
-    onEnd: null,
-    onError: null,
-    write(bytes) {
-      on(bytes, (r) => stream.onData(new Uint8Array(r.buffer, r.byteOffset, r.length)));
-    },
-    close() {},
-  };
-  const on = responder();
-  return stream;
-}
-
-const RUBY_SETUP = `
-$nhw_t = Hash.new(0.0)
+// The same Ruby for native MRI and ruby.wasm: µs per request and µs of byte
+// work per request; the body is checked.
+const RUBY = `
+$nhw_bytes = 0.0
+def nhw_clock = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 module NhwTimeExec
-  def exec(*a)
-    t = Process.clock_gettime(Process::CLOCK_MONOTONIC); super
-  ensure
-    $nhw_t[:bytes] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - t if $nhw_timing
-  end
+  def exec(*) = (t = nhw_clock; begin; super; ensure; $nhw_bytes += nhw_clock - t; end)
 end
 module NhwTimeReadNew
-  def read_new(*a)
-    t = Process.clock_gettime(Process::CLOCK_MONOTONIC); super
-  ensure
-    $nhw_t[:bytes] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - t if $nhw_timing
-  end
+  def read_new(*) = (t = nhw_clock; begin; super; ensure; $nhw_bytes += nhw_clock - t; end)
 end
 module NhwTimeReadBody
-  private def read_body_0(*a)
-    t = Process.clock_gettime(Process::CLOCK_MONOTONIC); super
-  ensure
-    $nhw_t[:bytes] += Process.clock_gettime(Process::CLOCK_MONOTONIC) - t if $nhw_timing
-  end
+  private def read_body_0(*) = (t = nhw_clock; begin; super; ensure; $nhw_bytes += nhw_clock - t; end)
 end
 Net::HTTPGenericRequest.prepend(NhwTimeExec)
 Net::HTTPResponse.singleton_class.prepend(NhwTimeReadNew)
 Net::HTTPResponse.prepend(NhwTimeReadBody)
 
-def nhw_cycles(host, port, n, path, codec, timing)
-  NetHttpWasm.codec = codec
-  $nhw_timing = timing
-  $nhw_t[:bytes] = 0.0
-  bytes = 0
-  t0 = nil
-  Net::HTTP.start(host, port) do |http|
+# The byte work alone, with no network: a request written into a StringIO and
+# a response read from one (native MRI).
+def nhw_bytes_only(n, resp)
+  require 'stringio'
+  $nhw_bytes = 0.0
+  i = 0
+  while i < n
+    req = Net::HTTP::Get.new('/bytes/2048')
+    req.exec(Net::BufferedIO.new(StringIO.new(+''.b)), '1.1', req.path)
+    sock = Net::BufferedIO.new(StringIO.new(resp))
+    res = Net::HTTPResponse.read_new(sock)
+    res.reading_body(sock, true) {}
+    raise 'bad body' unless res.body.bytesize == 2048
+    i += 1
+  end
+  $nhw_bytes / n * 1e6
+end
+
+def nhw_run(port, path, n, keep, tls, ca, size)
+  opts = tls ? { use_ssl: true, ca_file: ca } : {}
+  check = ->(res) { raise "bad response #{res.code} #{res.body&.bytesize}" unless res.code == '200' && res.body.bytesize == size }
+  $nhw_bytes = 0.0
+  t0 = nhw_clock
+  if keep
+    Net::HTTP.start('127.0.0.1', port, **opts) do |h|
+      i = 0
+      while i < n
+        check.(h.request(Net::HTTP::Get.new(path)))
+        i += 1
+      end
+    end
+  else
     i = 0
-    while i < n + 50
-      t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC) if i == 50 # 50 warm-up cycles
-      $nhw_t[:bytes] = 0.0 if i == 50
-      req = Net::HTTP::Post.new(path, 'X-Trace' => 'abc', 'Accept-Language' => 'en')
-      req['X-Count'] = i.to_s
-      req.set_form_data('name' => 'Zoë', 'langs' => ['ruby', 'c'], 'q' => 'a b&c')
-      res = http.request(req)
-      bytes += res.body.bytesize + res['content-type'].bytesize
+    while i < n
+      Net::HTTP.start('127.0.0.1', port, **opts) { |h| check.(h.request(Net::HTTP::Get.new(path))) }
       i += 1
     end
   end
-  total = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0
-  raise "bad body total #{bytes}" unless bytes == (n + 50) * (1024 + 25)
-  [total / n * 1e6, $nhw_t[:bytes] / n * 1e6]
-ensure
-  NetHttpWasm.codec = true
-  $nhw_timing = false
+  [(nhw_clock - t0) / n * 1e6, $nhw_bytes / n * 1e6]
 end
 `;
 
-function median(xs) {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+// The response of the byte-work measurement (as the server sends /bytes/2048).
+const CANNED = Buffer.concat([
+  Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nDate: Mon, 30 Nov 2026 00:00:00 GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 2048\r\n\r\n'),
+  Buffer.alloc(2048, 120),
+]);
+
+// installNetHttp's custom transport answering every request at once, in
+// the same call: no network and no waiting, only the byte work and the bridge.
+function memoryTransport() {
+  let buf = Buffer.alloc(0);
+  const stream = {
+    write(bytes) {
+      buf = Buffer.concat([buf, bytes]);
+      for (;;) {
+        const req = takeRequest(buf);
+        if (!req) break;
+        buf = Buffer.from(req.rest);
+        stream.onData(new Uint8Array(CANNED));
+      }
+    },
+    close() {},
+  };
+  return stream;
 }
 
-async function measure(vm, host, port, path, codec, timing) {
-  const r = await rb(vm, `nhw_cycles(${JSON.stringify(host)}, ${port}, ${N}, ${JSON.stringify(path)}, ${codec}, ${timing}).join(',')`);
-  return r.split(',').map(Number);
+function startServer() {
+  return new Promise((resolve, reject) => {
+    const child = fork(`${here}/clients/server.mjs`, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    child.once('message', (info) => resolve({ ...info, child }));
+    child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
+  });
 }
 
-async function main() {
-  const tcp = await tcpServer();
-  const vmTcp = await bootVM('4.0');
-  installNetHttp(vmTcp);
-  await rb(vmTcp, RUBY_SETUP);
-  const vmMem = await bootVM('4.0');
-  const { bridge } = installNetHttp(vmMem, { transport: async () => memoryTransport() });
-  await rb(vmMem, RUBY_SETUP);
-  // JS-side time of the bridge calls (codec ON: the codec's own work, in
-  // JS and its WebAssembly module, plus the records' copy into Ruby memory)
-  const js = { t: 0 };
-  for (const m of ['send', 'recvNow', 'recv', 'write', 'readNow', 'state']) {
-    const f = bridge[m].bind(bridge);
-    bridge[m] = (...a) => {
+const sizeOf = (s) => s.bytes || Number(s.path.split('/').pop());
+const portOf = (srv, s) => Number(new URL(s.tls ? srv.https : srv.http).port);
+const rubyArgs = (srv, s) => `${portOf(srv, s)}, ${JSON.stringify(s.path)}, ${s.n}, ${s.keep}, ${!!s.tls}, ${JSON.stringify(srv.ca)}, ${sizeOf(s)}`;
+
+// ---- clients ----
+
+function nativeClient() {
+  const v = spawnSync('ruby', ['-e', 'print RUBY_VERSION'], { encoding: 'utf8' });
+  if (v.status !== 0) return null;
+  return {
+    name: `MRI ${v.stdout} native`,
+    run(srv, s) {
+      const r = spawnSync('ruby', ['-rnet/http', '-ropenssl', '-e', `${RUBY}\nputs nhw_run(${rubyArgs(srv, s)}).join(',')`], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(r.stderr);
+      return r.stdout.trim().split(',').map(Number);
+    },
+  };
+}
+
+async function wasmClient(blocking, codec) {
+  const vm = await bootVM('4.0');
+  const handle = installNetHttp(vm, { blocking, codec });
+  await rb(vm, `require 'net/http'\n${RUBY}`);
+  return {
+    name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}`,
+    vm,
+    handle,
+    async run(srv, s) {
+      return (await rb(vm, `nhw_run(${rubyArgs(srv, s)}).join(',')`)).split(',').map(Number);
+    },
+  };
+}
+
+function nodeClient() {
+  return {
+    name: 'node:http',
+    async run(srv, s) {
+      const mod = s.tls ? https : http;
+      const agent = s.keep ? new mod.Agent({ keepAlive: true, maxSockets: 1 }) : false;
+      const url = `${s.tls ? srv.https : srv.http}${s.path}`;
+      const ca = s.tls ? readFileSync(srv.ca) : undefined;
+      const size = sizeOf(s);
       const t0 = performance.now();
-      const r = f(...a);
-      js.t += performance.now() - t0;
-      return r;
+      for (let i = 0; i < s.n; i++) {
+        const n = await new Promise((resolve, reject) => {
+          mod
+            .get(url, { agent, ca }, (res) => {
+              let k = 0;
+              res.on('data', (c) => (k += c.length));
+              res.on('end', () => resolve(res.statusCode === 200 ? k : -1));
+            })
+            .on('error', reject);
+        });
+        if (n !== size) throw new Error(`bad response ${n}`);
+      }
+      const us = ((performance.now() - t0) / s.n) * 1000;
+      if (agent) agent.destroy();
+      return [us, null];
+    },
+  };
+}
+
+// ---- the byte work alone ----
+
+async function byteWork(mri) {
+  const rows = {};
+  const n = Math.max(50, N);
+  if (mri) {
+    const us = [];
+    for (let pass = 0; pass < PASSES; pass++) {
+      const r = spawnSync('ruby', ['-rnet/http', '-e', `${RUBY}\nputs nhw_bytes_only(${n}, ${JSON.stringify(CANNED.toString('latin1'))}.b)`], { encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(r.stderr);
+      us.push(Number(r.stdout));
+    }
+    rows[mri.name] = us;
+  }
+  for (const codec of [true, false]) {
+    const vm = await bootVM('4.0');
+    const handle = installNetHttp(vm, { codec, transport: async () => memoryTransport() });
+    await rb(vm, `require 'net/http'\n${RUBY}`);
+    const run = async () => Number((await rb(vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048)[1]`)));
+    await run();
+    const us = [];
+    for (let pass = 0; pass < PASSES; pass++) us.push(await run());
+    rows[`ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}`] = us;
+    await handle.uninstall();
+  }
+  return rows;
+}
+
+// ---- the breakdown of a ruby.wasm request ----
+
+async function breakdown(client, srv, s) {
+  const bridge = client.handle.bridge;
+  const transport = bridge.transport;
+  const codec = getDefaultCodec();
+  const c = { calls: 0, parks: 0, timers: 0, copied: 0, js: 0, c: 0, wait: 0 };
+  const restore = [];
+  const wrap = (obj, name, fn) => {
+    const orig = obj[name];
+    obj[name] = fn(orig);
+    restore.push(() => (obj[name] = orig));
+  };
+  let depth = 0;
+  for (const m of ['open', 'send', 'recv', 'recvNow', 'write', 'readNow', 'wait', 'state', 'close', 'park']) {
+    wrap(bridge, m, (orig) => function (...a) {
+      c.calls++;
+      if (m === 'park') c.parks++;
+      const t0 = performance.now();
+      depth++;
+      try {
+        const r = orig.apply(this, a);
+        if (m === 'send') c.copied += a[2] + a[4];
+        if (m === 'recv' || m === 'recvNow' || m === 'readNow') {
+          if (typeof r === 'number') c.copied += Math.max(r, 0);
+          else r.then((v) => (c.copied += Math.max(v, 0)));
+        }
+        if (m === 'write') c.copied += a[2];
+        return r;
+      } finally {
+        depth--;
+        c.js += performance.now() - t0;
+      }
+    });
+  }
+  if (transport.block)
+    wrap(transport, 'block', (orig) => function (...a) {
+      const t0 = performance.now();
+      try {
+        return orig.apply(this, a);
+      } finally {
+        c.wait += performance.now() - t0;
+      }
+    });
+  const x = codec.x;
+  const exportsCopy = {};
+  for (const k of Object.keys(x)) {
+    if (typeof x[k] !== 'function') continue;
+    const f = x[k];
+    exportsCopy[k] = (...a) => {
+      const t0 = performance.now();
+      try {
+        return f(...a);
+      } finally {
+        c.c += performance.now() - t0;
+      }
     };
   }
+  const origX = codec.x;
+  codec.x = Object.assign(Object.create(null), origX, exportsCopy);
+  restore.push(() => (codec.x = origX));
+  wrap(globalThis, 'setTimeout', (orig) => (...a) => {
+    c.timers++;
+    return orig(...a);
+  });
+  const t0 = performance.now();
+  try {
+    await client.run(srv, s);
+  } finally {
+    for (const r of restore.reverse()) r();
+  }
+  const total = performance.now() - t0;
+  const per = (v) => +(v / s.n).toFixed(2);
+  const us = (v) => +((v * 1000) / s.n).toFixed(1);
+  // blocking: the wait is inside the bridge calls; waiting: outside them
+  const jsOnly = client.name.includes('blocking') ? c.js - c.wait : c.js;
+  const ruby = total - c.js - (client.name.includes('blocking') ? 0 : 0);
+  return {
+    calls: per(c.calls), parks: per(c.parks), timers: per(c.timers), copied: per(c.copied),
+    jsUs: us(jsOnly - c.c), cUs: us(c.c), waitUs: us(c.wait), rubyAndLoopUs: us(ruby),
+  };
+}
 
-  const rows = [];
-  for (const path of ['/length', '/chunked']) {
-    const samples = { tcp: { on: [], off: [] }, memory: { on: [], off: [] }, bytes: { on: [], off: [] }, bridge: { on: [], off: [] } };
-    // one untimed pass each to warm up the JIT tiers
-    for (const codec of [true, false]) {
-      await measure(vmTcp, '127.0.0.1', tcp.port, path, codec, false);
-      await measure(vmMem, 'memory.test', 80, path, codec, true);
-    }
-    for (let run = 0; run < RUNS; run++) {
-      for (const codec of run % 2 ? [false, true] : [true, false]) {
-        const k = codec ? 'on' : 'off';
-        samples.tcp[k].push((await measure(vmTcp, '127.0.0.1', tcp.port, path, codec, false))[0]);
-        js.t = 0;
-        const [cycle, bytes] = await measure(vmMem, 'memory.test', 80, path, codec, true);
-        samples.bridge[k].push((js.t * 1000) / (N + 50));
-        samples.memory[k].push(cycle);
-        samples.bytes[k].push(bytes);
+// ---- main ----
+
+const median = (xs) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+};
+
+async function main() {
+  const srv = await startServer();
+  const clients = [];
+  const mri = nativeClient();
+  if (mri) clients.push(mri);
+  for (const blocking of [true, false]) for (const codec of [true, false]) clients.push(await wasmClient(blocking, codec));
+  clients.push(nodeClient());
+  const results = {};
+  for (const s of SCENARIOS) {
+    results[s.id] = {};
+    for (const cl of clients) await cl.run(srv, { ...s, n: Math.max(2, Math.ceil(s.n / 4)) }); // warm-up
+    for (let pass = 0; pass < PASSES; pass++) {
+      const order = pass % 2 ? [...clients].reverse() : clients;
+      for (const cl of order) {
+        const [us] = await cl.run(srv, s);
+        (results[s.id][cl.name] ||= { us: [] }).us.push(us);
       }
     }
-    for (const what of ['tcp', 'memory', 'bytes', 'bridge']) {
-      const on = median(samples[what].on);
-      const off = median(samples[what].off);
-      const ratios = samples[what].on.map((x, i) => samples[what].off[i] / x);
-      rows.push({
-        response: path.slice(1),
-        what,
-        on_us: +on.toFixed(1),
-        off_us: +off.toFixed(1),
-        speedup: +(off / on).toFixed(2),
-        paired_speedup: +median(ratios).toFixed(2),
-        on_runs: samples[what].on.map((x) => +x.toFixed(1)),
-        off_runs: samples[what].off.map((x) => +x.toFixed(1)),
-      });
-    }
+    process.stderr.write(`${s.id} done\n`);
   }
-  await tcp.close();
+  const breakdowns = {};
+  for (const s of SCENARIOS.filter((x) => ['ka', 'nc', '1mib'].includes(x.id)))
+    for (const cl of clients.filter((x) => x.handle && x.name.includes('codec on')))
+      breakdowns[`${s.id} ${cl.name}`] = await breakdown(cl, srv, s);
+  for (const cl of clients) if (cl.handle) await cl.handle.uninstall();
+  srv.child.disconnect();
+  const bytes = await byteWork(mri);
+  report(clients, results, breakdowns, bytes);
+}
 
+function report(clients, results, breakdowns, bytes) {
   const cpus = os.cpus();
   const machine = `${cpus[0].model.trim()} (${cpus.length} CPUs), ${os.platform()} ${os.release()}, Node ${process.version}`;
-  console.log(`Net::HTTP in ruby.wasm 4.0: µs per request/response cycle, median of ${RUNS} runs × ${N} cycles (ON and OFF alternate)`);
-  console.log(`machine: ${machine}`);
-  console.log('');
-  console.log('| response | measured | codec ON µs | codec OFF µs | OFF/ON (medians) | OFF/ON (median of paired runs) |');
-  console.log('|---|---|---:|---:|---:|---:|');
-  const label = {
-    tcp: 'cycle, TCP keep-alive',
-    memory: 'cycle, in-process transport',
-    bytes: 'byte work: exec + read_new + read_body_0',
-    bridge: 'of which in JS (bridge calls)',
-  };
-  for (const r of rows) console.log(`| ${r.response} | ${label[r.what]} | ${r.on_us} | ${r.off_us} | ${r.speedup}× | ${r.paired_speedup}× |`);
-  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ machine, runs: RUNS, requests: N, rows }, null, 2));
-  process.exit(0);
+  const date = spawnSync('date', [], { encoding: 'utf8' }).stdout.trim();
+  const base = clients[0].name;
+  const lines = [];
+  lines.push(`Net::HTTP in ruby.wasm 4.0 vs native MRI and node:http — ${date}`);
+  lines.push(`machine: ${machine}; ${PASSES} passes, median µs per request (min–max), ratio to ${base}`);
+  lines.push('');
+  lines.push(`| scenario | ${clients.map((c) => c.name).join(' | ')} |`);
+  lines.push(`|---|${clients.map(() => '---:').join('|')}|`);
+  const json = { date, machine, passes: PASSES, requests: N, scenarios: {} };
+  for (const s of SCENARIOS) {
+    const row = [];
+    const b = median(results[s.id][base].us);
+    json.scenarios[s.id] = {};
+    for (const c of clients) {
+      const r = results[s.id][c.name];
+      const m = median(r.us);
+      const rate = s.bytes ? `, ${((s.bytes / m) * 1e6 / 1048576).toFixed(0)} MiB/s` : '';
+      row.push(`${m.toFixed(0)} (${Math.min(...r.us).toFixed(0)}–${Math.max(...r.us).toFixed(0)}) ${(m / b).toFixed(2)}×${rate}`);
+      json.scenarios[s.id][c.name] = { medianUs: +m.toFixed(1), runsUs: r.us.map((x) => +x.toFixed(1)) };
+    }
+    lines.push(`| ${s.id} (n=${s.n}) | ${row.join(' | ')} |`);
+  }
+  lines.push('');
+  lines.push('Byte work per request alone (exec + read_new + read_body_0 of a GET and its 2 KiB response, no network: MRI over StringIO, ruby.wasm over a transport that answers at once), median µs (min–max):');
+  lines.push('');
+  lines.push(`| ${Object.keys(bytes).join(' | ')} |`);
+  lines.push(`|${Object.keys(bytes).map(() => '---:').join('|')}|`);
+  lines.push(`| ${Object.values(bytes).map((us) => `${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}–${Math.max(...us).toFixed(1)})`).join(' | ')} |`);
+  json.byteWork = Object.fromEntries(Object.entries(bytes).map(([k, us]) => [k, { medianUs: +median(us).toFixed(1), runsUs: us.map((x) => +x.toFixed(1)) }]));
+  if (Object.keys(breakdowns).length) {
+    lines.push('');
+    lines.push('Per request, ruby.wasm (codec on): bridge calls, event-loop turns (fiber parks), timers armed, bytes copied between Ruby and JS, µs in JS (bridge, without the codec), in the codec (C), waiting for the network inside a blocking call, and the rest (Ruby, and for the waiting transport the event loop):');
+    lines.push('');
+    lines.push('| run | calls | turns | timers | bytes | JS µs | C µs | blocked µs | Ruby + loop µs |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [k, v] of Object.entries(breakdowns)) lines.push(`| ${k} | ${v.calls} | ${v.parks} | ${v.timers} | ${v.copied} | ${v.jsUs} | ${v.cUs} | ${v.waitUs} | ${v.rubyAndLoopUs} |`);
+    json.breakdown = breakdowns;
+  }
+  const text = lines.join('\n');
+  console.log(text);
+  if (OUT) {
+    mkdirSync(dirname(OUT), { recursive: true });
+    writeFileSync(`${OUT}.md`, `${text}\n`);
+    writeFileSync(`${OUT}.json`, `${JSON.stringify(json, null, 2)}\n`);
+  }
 }
 
 await main();
+process.exit(0);

@@ -24,6 +24,8 @@ export interface TlsParams {
   minVersion?: string;
   maxVersion?: string;
   ciphers?: string;
+  /** Net::HTTP#address: the name sent as SNI and checked in the certificate */
+  servername?: string;
 }
 
 /** A byte stream for the `transport` option: the bridge sets the callbacks. */
@@ -53,6 +55,16 @@ export interface InstallOptions {
    */
   transport?: 'node' | 'fetch' | ((options: ConnectOptions) => Promise<NetHttpStream>);
   /**
+   * Node.js, transport 'node': Net::HTTP blocks this JS thread while it
+   * waits, as it blocks a Ruby thread natively (the sockets live in an I/O
+   * worker thread; this thread sleeps in Atomics.wait). The fastest, and
+   * Net::HTTP then works from `vm.eval` and inside any block; a server in
+   * this same thread cannot answer it (run the VM in a worker thread, or the
+   * server elsewhere). Default false: waits are promises awaited with a fiber
+   * switch inside `vm.evalAsync`, and the event loop runs meanwhile.
+   */
+  blocking?: boolean;
+  /**
    * true (default): the codec writes requests and reads responses;
    * false: net/http's own Ruby code does, over the same connections.
    * Ruby can switch it at run time: `NetHttpWasm.codec = false`.
@@ -68,8 +80,6 @@ export interface InstallOptions {
    * raises Net::HTTPBadResponse. Default false. Codec mode only.
    */
   strictResponses?: boolean;
-  /** The Ruby side's source (default: ruby/net_http_wasm.rb next to js/). */
-  source?: string;
   /** The fetch() to use for transport 'fetch'. */
   fetch?: typeof fetch;
 }
@@ -84,21 +94,43 @@ export interface NetHttpBridge {
 
 export interface InstallHandle {
   bridge: NetHttpBridge;
-  /** Closes every connection the VM has open. */
-  uninstall(): void;
+  /** Closes every connection the VM has open and stops the blocking transport's I/O thread. */
+  uninstall(): Promise<unknown> | undefined;
 }
 
 /**
  * Makes `require 'net/http'` work in a ruby.wasm VM: Net::HTTP gets its
  * connections from the host and this package's codec does the byte work.
- * Net::HTTP then blocks by awaiting promises, so run it with
- * `vm.evalAsync(...)` (or `RbValue#callAsync`), not `vm.eval`.
+ * With `{ blocking: true }` (Node) Net::HTTP waits as it does natively and
+ * runs from `vm.eval`. Otherwise it waits by awaiting promises: run it with
+ * `vm.evalAsync(...)` (or `RbValue#callAsync`), and do not make requests
+ * inside blocks of C-implemented iterators (Array#map, Hash#each, ...): in
+ * ruby.wasm an exception raised and rescued after a fiber switch there
+ * corrupts the VM; Array#each, times, loop, while are fine.
  * In browsers call `await init()` (from 'net-http-wasm') first.
- * In ruby.wasm, do not make requests inside blocks of C-implemented
- * iterators (Array#map, Hash#each, ...): an exception raised and rescued after
- * a fiber switch there corrupts the VM; Array#each, times, loop, while are fine.
  */
 export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
 
-/** The Ruby side's source text (ruby/net_http_wasm.rb), or null where it could not be read. */
-export function rubySourceText(): string | null;
+/** createRubyVM's options (Node.js); the others are installNetHttp's. */
+export interface CreateRubyVMOptions extends InstallOptions {
+  /** '4.0' (default) or '3.4': the @ruby/<v>-wasm-wasi package; or a compiled ruby.wasm module */
+  ruby?: '4.0' | '3.4' | WebAssembly.Module;
+  /** host folders mounted read-only at /gems/<name> and added to $LOAD_PATH (a gem root: its lib/) */
+  gems?: string | string[];
+  /** more folders: { guestPath: hostPath } */
+  mounts?: Record<string, string>;
+  /** true (default): a fresh writable /tmp, removed by dispose(); a host path; false: none */
+  tmp?: boolean | string;
+  /** false (default): empty; true: process.env (proxies included); an object: exactly that */
+  env?: boolean | Record<string, string>;
+  /** true (default): require 'rubygems' */
+  rubygems?: boolean;
+}
+
+/** A ruby.wasm VM with folders mounted, /tmp, the environment, rubygems and Net::HTTP (Node.js). */
+export function createRubyVM(options?: CreateRubyVMOptions): Promise<{
+  vm: RubyVMLike & { evalAsync(code: string): Promise<{ toString(): string }> };
+  handle: InstallHandle;
+  tmp: string | null;
+  dispose(): Promise<void>;
+}>;

@@ -43,12 +43,11 @@ require 'json'
 module NetHttpWasm
   VERSION = '0.1.0'
 
-  # Strings written by JS into Ruby memory are copied out with unpack('aN'),
-  # never byteslice'd: a slice may share (not copy) the buffer, which the
-  # next read overwrites.
-  UNPACK = {}
+  # unpack formats of the short lengths, made once
+  UNPACK = Array.new(256) { |n| "a#{n}" }.freeze
 
-  BUF_MIN = 64 * 1024
+  # The codec's receive buffer: it starts small and doubles while reads fill it.
+  BUF_MIN = 16 * 1024
   BUF_MAX = 1024 * 1024
 
   # net-http >= 0.7 (Ruby 3.5/4.0) adds no default Content-Type to a body.
@@ -90,13 +89,23 @@ module NetHttpWasm
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
-      bridge.call(:setResume, proc { |settled| resume(settled.to_s) })
+      bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
       true
     end
 
+    # A copy of len bytes of buf from at. Strings written by JS into Ruby
+    # memory are copied out with unpack('aN'), never byteslice'd: a slice may
+    # share (not copy) the buffer, which the next read overwrites.
+    def copy_out(buf, at, len)
+      buf.unpack1(len < 256 ? UNPACK[len] : "a#{len}", offset: at)
+    end
+
     # The address of a String's bytes in the VM's linear memory.
+    # (a Float past 2**30: a wasm32 Fixnum is 31 bits, and JS::Object#call
+    # takes no Bignum; a memory that has grown past 1 GiB has such addresses)
     def addr(str)
-      [str].pack('p').unpack1('J')
+      a = [str].pack('p').unpack1('J')
+      a > 0x3fffffff ? a.to_f : a
     end
 
     # The value of a bridge call that waits: as it is from a blocking
@@ -109,12 +118,30 @@ module NetHttpWasm
     # number or a string): as JS::Object#await, with one JS→Ruby call to
     # come back. Returns the value as a String.
     def await(promise)
+      s = Fiber.scheduler
+      return s.await_promise(promise) if s.is_a?(Scheduler)
+      await_host(promise)
+    end
+
+    # Waits for a promise by returning to the host's event loop.
+    def await_host(promise)
       loop = @loop
       return JS.promise_scheduler.await(promise) if loop.nil? || Fiber.current.equal?(loop)
       token = (@token += 1).to_s
       @waiters[token] = Fiber.current
       @bridge.call(:park, promise, token)
       loop.transfer
+    end
+
+    # IPSocket.getaddress: the host resolves the name (an IP address is
+    # returned as it is).
+    def getaddress(host)
+      h = host.to_s
+      return h if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
+      r = wait(@bridge.call(:resolve, h)).to_s
+      return r unless r.start_with?('!')
+      text = r == '!EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
+      raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"
     end
 
     def ms(seconds)

@@ -48,8 +48,9 @@ export async function bootVM(version, preopens = {}) {
   return vm;
 }
 
-/** Runs Ruby code in evalAsync and returns its value's to_s. */
+/** Runs Ruby code in evalAsync (or in a thread VM: tests/fixtures/browser/harness.mjs bootThreadVM) and returns its value's to_s. */
 export async function rb(vm, code) {
+  if (typeof vm.rb === 'function') return vm.rb(code);
   const v = await vm.evalAsync(code);
   return v.toString();
 }

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import {
-  VERSIONS, bootVM, rb, rbJSON, captureServer, listen, closeServer, haveNativeRuby, runNative, blackholePort,
+  VERSIONS, bootVM, bootThreadVM, rb, rbJSON, captureServer, listen, closeServer, haveNativeRuby, runNative, blackholePort,
 } from './fixtures/browser/harness.mjs';
 
 const native = haveNativeRuby();
@@ -253,19 +253,27 @@ function adjustNative(entry) {
 
 // ---- the suites ----
 
-for (const version of VERSIONS) {
-  describe(`Net::HTTP in ruby.wasm ${version}`, { timeout: 240000 }, () => {
+// Each suite runs twice: with the waiting transport (this thread's event
+// loop; Ruby in vm.evalAsync) and with the blocking one (the VM in a worker
+// thread, Ruby in vm.eval, the servers here).
+for (const version of VERSIONS) for (const blocking of [false, true]) {
+  describe(`Net::HTTP in ruby.wasm ${version}${blocking ? ', blocking transport' : ''}`, { timeout: 240000 }, () => {
     let vm;
     let handle;
     const servers = [];
+    const setBridge = (name, value) => (blocking ? vm.set(name, value) : (handle.bridge[name] = value));
 
     before(async () => {
-      vm = await bootVM(version);
-      handle = installNetHttp(vm);
+      if (blocking) vm = await bootThreadVM(version);
+      else {
+        vm = await bootVM(version);
+        handle = installNetHttp(vm);
+      }
     });
 
     after(async () => {
       for (const s of servers) await s.close();
+      if (blocking) await vm.close();
     });
 
     test('require "net/http" loads, without sockets or threads', async () => {
@@ -363,7 +371,9 @@ for (const version of VERSIONS) {
           out << h.get('/close').body   # the server answers Connection: close
           out << h.get('/b').body       # so this opens a new connection
           out << h.get('/idle').body
-          JS.eval('return new Promise((r) => setTimeout(r, 400))').await
+          # blocking: Kernel#sleep (the I/O thread sees the close meanwhile);
+          # waiting: sleep would stop the event loop, so a JS timer is awaited
+          ${blocking ? 'sleep 0.4' : "JS.eval('return new Promise((r) => setTimeout(r, 400))').await"}
           out << h.get('/c').body       # the server closed the idle connection: a new one
           out << h.get('/d').body
         end
@@ -520,14 +530,14 @@ for (const version of VERSIONS) {
         end
         out`;
       assert.deepEqual(await rbJSON(vm, code), [['ok', 'hello'], ['ok', 'ok']]);
-      handle.bridge.strictResponses = true;
+      await setBridge('strictResponses', true);
       try {
         assert.deepEqual(await rbJSON(vm, code), [
           ['Net::HTTPBadResponse', 'Transfer-Encoding with Content-Length (strict)'],
           ['ok', 'ok'],
         ]);
       } finally {
-        handle.bridge.strictResponses = false;
+        await setBridge('strictResponses', false);
       }
     });
 
@@ -591,7 +601,7 @@ for (const version of VERSIONS) {
       }
     });
 
-    test('no thread is used, and Net::HTTP outside evalAsync says where it must run', async () => {
+    test('no thread is used, and Net::HTTP outside evalAsync says where it must run', { skip: blocking && 'blocking: vm.eval is where it runs' }, async () => {
       const r = vm.eval(`
         begin
           Net::HTTP.get(URI('http://127.0.0.1:9/'))

@@ -18,6 +18,11 @@ const latin1 = new TextDecoder('latin1');
 const NL = 10;
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
+// Parsers kept for reuse.
+const PARSER_POOL = 8;
+// How long a waiting transport's connection may sit unpolled before its
+// state is taken as current (see settle).
+const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
 
 export class Bridge {
@@ -29,6 +34,7 @@ export class Bridge {
     this.transport = transport;
     this.blocking = !!transport.blocking;
     this.conns = new Map();
+    this.parsers = []; // parsers of closed connections, for new ones
     this.nextId = 1;
     this.lastError = '';
     this.droppedHeaders = [];
@@ -38,13 +44,31 @@ export class Bridge {
     this.codec = null;
     this._u8 = null;
     this._resume = null;
-    this.wrap = options.wrap;
+    this.settled = '';
+    this.lastPoll = 0; // when Ruby last came back from the event loop
+    this.settledList = [];
+    this.onSettled = null;
   }
 
   mem() {
     const buf = this.memory.buffer;
     if (!this._u8 || this._u8.buffer !== buf) this._u8 = new Uint8Array(buf);
     return this._u8;
+  }
+
+  // A ResponseParser for a new connection: one a closed connection left,
+  // started on a new stream, or a new one.
+  takeParser(options) {
+    const p = this.parsers.pop();
+    if (!p) return new this.ResponseParser(options);
+    p.reset({ ...options, streamOffset: 0 });
+    return p;
+  }
+
+  releaseParser(p) {
+    p.takePending();
+    if (this.parsers.length < PARSER_POOL) this.parsers.push(p);
+    else p.close();
   }
 
   add(conn) {
@@ -67,13 +91,63 @@ export class Bridge {
     this._resume = proc;
   }
 
-  // Ruby: resumes waiter `token` with the promise's value (a number or a
-  // string) once it settles, as the text "token:value".
+  // Ruby: resumes waiter `token` once the promise settles; Ruby reads
+  // `settled`, "token:value" (the value is a number or a string). (Passing
+  // it as an argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
-    promise.then((v) => this._resume.call('call', this.wrap(`${token}:${v}`)));
+    promise.then((v) => {
+      this.lastPoll = performance.now();
+      this.settled = `${token}:${v}`;
+      this._resume.call('call');
+    });
+  }
+
+  // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
+
+  // Ruby: notes `token` and the promise's value once it settles.
+  collect(promise, token) {
+    promise.then((v) => {
+      this.settledList.push(`${token}\n${v}`);
+      const w = this.onSettled;
+      if (w) {
+        this.onSettled = null;
+        w();
+      }
+    });
+  }
+
+  // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
+  takeSettled() {
+    if (!this.settledList.length) return '';
+    const s = this.settledList.join('\0');
+    this.settledList = [];
+    return s;
+  }
+
+  // Ruby: a promise that resolves when something has settled, or after ms
+  // milliseconds (ms < 0: no limit).
+  whenSettled(ms) {
+    if (this.settledList.length) return Promise.resolve(1);
+    return new Promise((resolve) => {
+      const timer = ms >= 0 ? setTimeout(() => {
+        this.onSettled = null;
+        resolve(0);
+      }, ms) : null;
+      this.onSettled = () => {
+        if (timer) clearTimeout(timer);
+        resolve(1);
+      };
+    });
   }
 
   // -- calls from Ruby --
+
+  // IPSocket.getaddress: an address, or "!CODE" (a Promise of it from a
+  // waiting transport).
+  resolve(host) {
+    if (!this.transport.resolve) return this.reply('!EAI_NONAME');
+    return this.transport.resolve(String(host));
+  }
 
   // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
   // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
@@ -200,6 +274,21 @@ export class Bridge {
     const ready = () => conn.state() !== 0;
     if (this.blocking) return this.transport.block(conn, ready, ms, true) ? 1 : 0;
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
+  }
+
+  // IO#wait_readable(0) when nothing is buffered (Net::HTTP's check for a
+  // connection the server closed, before each request). A blocking
+  // transport's I/O thread has seen what came while Ruby ran: the state is
+  // current. A waiting transport's event loop has not polled since Ruby last
+  // waited; when that was SETTLE_AFTER_MS ago or more (a `sleep`, other
+  // work), a Promise of the state once the loop has polled (the second
+  // setImmediate comes after a full turn, through the poll phase). Right
+  // after a response the state is taken as it is: a close that comes in
+  // the same instant races with the next request here as it does in MRI.
+  settle(id) {
+    const conn = this.conns.get(id);
+    if (this.blocking || !conn || performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS) return this.state(id);
+    return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
   }
 
   state(id) {

@@ -38,6 +38,7 @@ export class Conn {
     this.waiter = null; // called on every arrival (async transports)
     this.arrivals = 0; // counts arrivals (blocking transports restart read timeouts on each)
     this.paused = false;
+    this.lastActivity = performance.now(); // the last arrival
   }
 
   // -- from the transport --
@@ -68,6 +69,7 @@ export class Conn {
 
   wake() {
     this.arrivals++;
+    this.lastActivity = performance.now();
     const w = this.waiter;
     if (w) {
       this.waiter = null;
@@ -148,7 +150,7 @@ export class Conn {
 
   // Starts reading the next message with the codec.
   beginMessage(options) {
-    if (!this.parser) this.parser = new this.bridge.ResponseParser(options);
+    if (!this.parser) this.parser = this.bridge.takeParser(options);
     else {
       this.parser.takePending();
       this.parser.reset(options);
@@ -264,7 +266,7 @@ export class Conn {
     if (this.closed) return;
     this.closed = true;
     if (this.parser) {
-      this.parser.close();
+      this.bridge.releaseParser(this.parser);
       this.parser = null;
     }
     this.raw = [];

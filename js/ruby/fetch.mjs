@@ -3,21 +3,11 @@
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn } from './conn.mjs';
 import { isForbiddenRequestHeader } from '../fetch.mjs';
+import { concatAll } from '../response-parser.mjs';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 
-function concat(list) {
-  let n = 0;
-  for (const x of list) n += x.length;
-  const out = new Uint8Array(n);
-  let p = 0;
-  for (const x of list) {
-    out.set(x, p);
-    p += x.length;
-  }
-  return out;
-}
 
 
 // A "connection" that turns each request the codec writes into one fetch()
@@ -43,7 +33,7 @@ class FetchConn extends Conn {
 
   tryRequest() {
     if (this.busy) return;
-    const all = this.pending.length === 1 ? this.pending[0] : concat(this.pending);
+    const all = concatAll(this.pending);
     const req = splitRequest(all);
     if (!req) return; // head or body not complete yet
     this.pending = req.rest.length ? [req.rest] : [];

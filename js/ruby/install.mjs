@@ -38,7 +38,7 @@ export function install(vm, options, host) {
   if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node'");
   if (kind === 'node' && options.tls) transport = withTls(transport, options.tls);
 
-  const bridge = new Bridge(memory, { ...options, profile, wrap: (v) => vm.wrap(v) }, transport);
+  const bridge = new Bridge(memory, { ...options, profile }, transport);
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({
@@ -52,9 +52,22 @@ export function install(vm, options, host) {
     bridge,
     uninstall() {
       for (const id of [...bridge.conns.keys()]) bridge.close(id);
+      for (const p of bridge.parsers.splice(0)) p.close();
       return transport.close();
     },
   };
+}
+
+/**
+ * What a VM made for the network needs before Net::HTTP (createRubyVM):
+ * stdout/stderr synced, folders added to $LOAD_PATH, rubygems loaded.
+ */
+export function prepare(vm, { loadPath = [], rubygems = true } = {}) {
+  const add = vm.eval('proc { |dirs| dirs.to_s.split("\\n").each { |d| $LOAD_PATH << d unless $LOAD_PATH.include?(d) }; nil }');
+  vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
+  // first: a folder on $LOAD_PATH (Debian's vendor_ruby) may hold rubygems/defaults/operating_system.rb
+  if (rubygems) vm.eval("require 'rubygems'; nil");
+  add.call('call', vm.wrap(loadPath.join('\n')));
 }
 
 // installNetHttp's { tls: { ca, rejectUnauthorized } }: for every HTTPS connection.

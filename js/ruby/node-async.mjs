@@ -2,6 +2,7 @@
 // node:tls in this thread; Ruby awaits each wait with a fiber switch
 // (vm.evalAsync). Servers and other work in the same thread go on meanwhile.
 import { readFileSync } from 'node:fs';
+import { lookup } from 'node:dns';
 import { connect, socketError } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
 
@@ -37,6 +38,9 @@ export function nodeAsyncTransport() {
       return new Promise((resolve) => {
         connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket), info } : info));
       });
+    },
+    resolve(host) {
+      return new Promise((done) => lookup(host, (err, address) => done(err ? `!${err.code}` : address)));
     },
     readFile(path) {
       try {

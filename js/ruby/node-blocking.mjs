@@ -67,7 +67,7 @@ class BlockingIO {
       const m = receiveMessageOnPort(this.port);
       if (!m) return;
       const ev = m.message;
-      if (ev.t === 'open') {
+      if (ev.t === 'open' || ev.t === 'lookup') {
         this.opened.set(ev.id, ev);
         continue;
       }
@@ -112,6 +112,16 @@ class BlockingIO {
     return { conn, info: answer.info };
   }
 
+  // IPSocket.getaddress: an address or "!CODE".
+  resolve(host) {
+    const id = this.nextId++;
+    this.post({ op: 'lookup', id, host });
+    this.block(null, () => this.opened.has(id), null);
+    const answer = this.opened.get(id);
+    this.opened.delete(id);
+    return answer.info;
+  }
+
   close() {
     this.port.close();
     return this.worker.terminate();
@@ -131,6 +141,7 @@ export function nodeBlockingTransport() {
     blocking: true,
     open: (bridge, spec) => get().open(bridge, spec),
     pump: () => io && io.pump(),
+    resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     readFile(path) {
       try {

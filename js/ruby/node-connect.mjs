@@ -30,9 +30,9 @@ const VERIFY_TEXT = {
   CERT_REJECTED: 'certificate rejected',
 };
 
-function sslMessage(e, host, port) {
+function sslMessage(e, host, port, name = host) {
   const code = e && e.code;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${host}" does not match the server certificate`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${name}" does not match the server certificate`;
   const peer = `peeraddr=${host}:${port}`;
   if (code && VERIFY_TEXT[code]) {
     return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
@@ -41,19 +41,45 @@ function sslMessage(e, host, port) {
   return `SSL_connect returned=1 errno=0 ${peer} state=error: ${reason}`;
 }
 
-function tlsOptions(base, settings, connectHost, isIp) {
-  const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
-  if (!isIp) o.servername = connectHost;
+// Secure contexts by their settings: building one from every root
+// certificate costs tens of milliseconds, so each is built once.
+const contexts = new Map();
+const CONTEXTS_KEPT = 16;
+
+function secureContext(settings) {
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
+  const o = {};
   if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
   if (settings.cert) o.cert = settings.cert;
   if (settings.key) o.key = settings.key;
-  if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   if (settings.minVersion) o.minVersion = settings.minVersion;
   if (settings.maxVersion) o.maxVersion = settings.maxVersion;
   if (settings.ciphers) o.ciphers = settings.ciphers;
+  const key = JSON.stringify([ca, !!settings.defaultPaths, o.cert, o.key, o.minVersion, o.maxVersion, o.ciphers]);
+  let ctx = contexts.get(key);
+  if (!ctx) {
+    ctx = tls.createSecureContext(o);
+    if (contexts.size >= CONTEXTS_KEPT) contexts.delete(contexts.keys().next().value);
+    contexts.set(key, ctx);
+  }
+  return ctx;
+}
+
+function isIpAddress(h) {
+  return IPV4.test(h) || h.includes(':');
+}
+
+function tlsOptions(base, settings, connectHost) {
+  const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
+  // Net::HTTP sends SNI and checks the certificate for its address (the
+  // name), also when it connects to ipaddr; no SNI for an IP address
+  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  if (!isIpAddress(name)) o.servername = name;
+  if (name !== connectHost) o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
+  o.secureContext = secureContext(settings);
+  if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   return o;
 }
 
@@ -79,7 +105,6 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     if (socket) socket.destroy();
     finish(null, text);
   };
-  const isIp = IPV4.test(host) || host.includes(':');
   const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
   const base = { host: connectHost, port, noDelay: true };
   let event = 'connect';
@@ -88,7 +113,7 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
       event = 'secureConnect';
       let o;
       try {
-        o = tlsOptions(base, settings, connectHost, isIp);
+        o = tlsOptions(base, settings, connectHost);
       } catch (e) {
         if (e && e.code === 'ENOENT') return finish(null, `Errno::ENOENT\n${e.path}`);
         throw e;
@@ -110,11 +135,11 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
       fail(`resolve\n${code}`);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else if (code) {
       fail(`errno\n${code}`);
     } else if (settings) {
-      fail(`ssl\n${sslMessage(e, host, port)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
     } else {
       fail(`IOError\n${e && e.message}`);
     }

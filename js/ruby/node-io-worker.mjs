@@ -2,6 +2,7 @@
 // the sockets, runs their event loop, and posts what happens to the Ruby
 // thread, bumping the shared counter it sleeps on.
 import { workerData } from 'node:worker_threads';
+import { lookup } from 'node:dns';
 import { connect, socketError } from './node-connect.mjs';
 
 const { port, ctl } = workerData;
@@ -48,6 +49,9 @@ port.on('message', (m) => {
       } catch (e) {
         post({ t: 'open', id: m.id, ok: false, info: `IOError\n${e && e.message}` });
       }
+      break;
+    case 'lookup':
+      lookup(m.host, (err, address) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : address }));
       break;
     case 'write':
       if (socket && !socket.destroyed) socket.write(m.data);

@@ -5,7 +5,11 @@
 //   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
 //   installNetHttp(vm, { blocking: true });
 //   vm.eval(`require 'net/http'; puts Net::HTTP.get(URI('http://127.0.0.1:8080/'))`);
-import { install } from './install.mjs';
+import { mkdtempSync, mkdirSync, rmSync, existsSync, statSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, basename, resolve as resolvePath } from 'node:path';
+import { createRequire } from 'node:module';
+import { install, prepare } from './install.mjs';
 import { nodeAsyncTransport } from './node-async.mjs';
 import { nodeBlockingTransport } from './node-blocking.mjs';
 
@@ -42,4 +46,91 @@ const host = {
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
+}
+
+/**
+ * A ruby.wasm VM ready for the network, in one call: WASI with the given
+ * host folders mounted, a writable /tmp, the environment, rubygems loaded,
+ * Net::HTTP installed. Options (and installNetHttp's, passed through):
+ *   ruby     '4.0' (default) or '3.4': the @ruby/<v>-wasm-wasi package to
+ *            load; or a compiled WebAssembly.Module of a ruby.wasm build
+ *   gems     host folders to mount read-only at /gems/<name> and add to
+ *            $LOAD_PATH (a gem's root: its lib/; any other folder: itself),
+ *            e.g. a gem's unpacked source or /usr/lib/ruby/vendor_ruby
+ *   mounts   { guestPath: hostPath } more folders, not on $LOAD_PATH
+ *   tmp      true (default): a fresh host temporary folder as /tmp, removed
+ *            by dispose(); a path: that folder (kept); false: none
+ *   env      false (default): an empty environment; true: this process's
+ *            (http_proxy, no_proxy... included); an object: exactly that
+ *   rubygems true (default): `require 'rubygems'` (Gem::Version...)
+ * Returns { vm, handle, tmp, dispose() }.
+ */
+export async function createRubyVM(options = {}) {
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, ...netHttp } = options;
+  const v8 = await import('node:v8');
+  v8.setFlagsFromString('--no-incremental-marking'); // Node 20's GC and a growing wasm memory
+  const { WASI } = await quietWasi();
+  const require = createRequire(import.meta.url);
+  const { RubyVM } = await import(pathToUrl(require.resolve('@ruby/wasm-wasi')));
+  const module = ruby instanceof WebAssembly.Module ? ruby : await WebAssembly.compile(readFileSync(require.resolve(`@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`)));
+  // One host temporary folder holds /tmp (tmp: true) and the skeleton of
+  // /gems: Ruby's require takes the realpath of every file it loads, so
+  // /gems itself must exist; each gem is mounted over /gems/<name> (the
+  // longest matching mount wins).
+  const base = mkdtempSync(join(tmpdir(), 'ruby-wasm-vm-'));
+  const preopens = {};
+  const loadPath = [];
+  const names = new Set();
+  for (const dir of [].concat(gems)) {
+    const host = resolvePath(dir);
+    let name = basename(host);
+    for (let i = 2; names.has(name); i++) name = `${basename(host)}-${i}`;
+    names.add(name);
+    mkdirSync(join(base, 'gems', name), { recursive: true });
+    preopens[`/gems/${name}`] = host;
+    const lib = join(host, 'lib');
+    loadPath.push(existsSync(lib) && statSync(lib).isDirectory() ? `/gems/${name}/lib` : `/gems/${name}`);
+  }
+  if (names.size) preopens['/gems'] = join(base, 'gems');
+  Object.assign(preopens, mounts);
+  let tmpDir = null;
+  if (tmp) {
+    tmpDir = tmp === true ? join(base, 'tmp') : resolvePath(tmp);
+    mkdirSync(tmpDir, { recursive: true });
+    preopens['/tmp'] = tmpDir;
+  }
+  const vars = env === true ? { ...process.env } : env || {};
+  if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
+  const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens });
+  const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
+  prepare(vm, { loadPath, rubygems });
+  const handle = installNetHttp(vm, netHttp);
+  return {
+    vm,
+    handle,
+    tmp: tmpDir,
+    async dispose() {
+      await handle.uninstall();
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
+
+function pathToUrl(p) {
+  return new URL(`file://${p}`).href;
+}
+
+// node:wasi warns that it is experimental on import.
+async function quietWasi() {
+  const emit = process.emitWarning;
+  process.emitWarning = (w, ...rest) => {
+    const text = typeof w === 'string' ? w : w && w.message;
+    if (typeof text === 'string' && text.includes('WASI')) return undefined;
+    return emit.call(process, w, ...rest);
+  };
+  try {
+    return await import('node:wasi');
+  } finally {
+    process.emitWarning = emit;
+  }
 }

@@ -48,46 +48,54 @@ module NetHttpWasm
     # Net::HTTPResponse.read_new, from the codec's records.
     def codec_read_head
       while true
-        type, payload = next_record
+        type, at, len = next_record
         case type
         when R_HEAD
           # (a message without a body ends with its head: its end record
           # stays queued and is dropped by the next codec_send)
-          return build_response(payload)
+          return build_response(payload(at, len))
         when R_ERROR
           @codec_msg = false
-          NetHttpWasm.raise_payload(payload)
+          NetHttpWasm.raise_payload(payload(at, len))
         end
       end
     end
 
     # Net::HTTPResponse#read_body_0, from the codec's records.
     def codec_read_body(dest, res)
+      # a String destination takes body bytes straight from the receive
+      # buffer (one copy); anything else (read_body's block) gets its own
+      shared = String === dest
       while true
-        type, payload = next_record
+        type, at, len = next_record
         case type
         when R_BODY
-          dest << payload
+          dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
         when R_END
           @codec_msg = false
-          res.instance_variable_set(:@header, fields(payload.split("\n", -1), 0)) unless payload.empty?
+          res.instance_variable_set(:@header, fields(payload(at, len).split("\n", -1), 0)) unless len == 0
           return
         when R_ERROR
           @codec_msg = false
-          NetHttpWasm.raise_payload(payload)
+          NetHttpWasm.raise_payload(payload(at, len))
         end
       end
     end
 
     private
 
+    # The next record: [type, where its payload starts in @buf, its length].
     def next_record
       fill_records if @rec_pos >= @rec_end
       type, len = @buf.unpack('CV', offset: @rec_pos)
-      # a copy: a byteslice would share the buffer that JS writes into
-      payload = @buf.unpack1("a#{len}", offset: @rec_pos + 5)
-      @rec_pos += 5 + len
-      [type, payload]
+      at = @rec_pos + 5
+      @rec_pos = at + len
+      [type, at, len]
+    end
+
+    # A copy of a record's payload.
+    def payload(at, len)
+      NetHttpWasm.copy_out(@buf, at, len)
     end
 
     def fill_records

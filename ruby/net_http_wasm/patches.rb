@@ -67,7 +67,12 @@ module NetHttpWasm
       @debug_output << "\n"
     end
   end
-  Net::HTTP.prepend(HTTPConnect)
+  # Net::HTTP's own #connect is replaced (not wrapped by a prepended
+  # module), so that a patch made later with alias_method wraps this one.
+  HTTPConnect.private_instance_methods(false).each do |m|
+    Net::HTTP.send(:define_method, m, HTTPConnect.instance_method(m))
+    Net::HTTP.send(:private, m)
+  end
 
   # Net::HTTPGenericRequest#exec: the codec writes the request.
   module RequestExec
@@ -162,8 +167,36 @@ module NetHttpWasm
       when H_DROP_ENCODING
         delete 'content-encoding'
       end
-      sock.codec_read_body(dest, self)
+      return sock.codec_read_body(dest, self) if @ignore_eof != false
+      __nhw_read_body_to_length(sock, dest)
+    end
+
+    # ignore_eof = false: a body shorter than its length raises EOFError, as
+    # BufferedIO#read(clen, dest, false) does (counted here for undecoded
+    # bodies; the codec does not report the wire bytes of a decoded one).
+    def __nhw_read_body_to_length(sock, dest)
+      clen = (content_length || range_length unless chunked? || @__nhw_inflate == H_INFLATE)
+      return sock.codec_read_body(dest, self) unless clen
+      counter = CountingDest.new(dest)
+      sock.codec_read_body(counter, self)
+      raise EOFError, 'end of file reached' if counter.bytes < clen
     end
   end
   Net::HTTPResponse.prepend(ResponseReadBody)
+
+  # A read_body destination that counts what it is given.
+  class CountingDest
+    attr_reader :bytes
+
+    def initialize(dest)
+      @dest = dest
+      @bytes = 0
+    end
+
+    def <<(str)
+      @bytes += str.bytesize
+      @dest << str
+      self
+    end
+  end
 end

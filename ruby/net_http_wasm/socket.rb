@@ -41,8 +41,7 @@ module NetHttpWasm
       @laddr = laddr
       @lport = lport
       @closed = false
-      @rbuf = "\0".b * Net::BufferedIO::BUFSIZE
-      @rbuf_addr = NetHttpWasm.addr(@rbuf)
+      @rbuf = nil # read_nonblock's buffer, made on first use (the codec needs none)
     end
 
     def inspect
@@ -71,9 +70,13 @@ module NetHttpWasm
 
     def read_nonblock(maxlen, buf = nil, exception: true)
       raise IOError, 'closed stream' if @closed
+      unless @rbuf
+        @rbuf = "\0".b * Net::BufferedIO::BUFSIZE
+        @rbuf_addr = NetHttpWasm.addr(@rbuf)
+      end
       n = @bridge.call(:readNow, @id, @rbuf_addr, maxlen < @rbuf.bytesize ? maxlen : @rbuf.bytesize).to_i
       if n >= 0
-        s = @rbuf.unpack1(UNPACK[n] ||= "a#{n}") # a copy (see #next_record)
+        s = NetHttpWasm.copy_out(@rbuf, 0, n)
         return buf ? buf.replace(s) : s
       end
       case n
@@ -107,7 +110,13 @@ module NetHttpWasm
 
     def wait_readable(timeout = nil)
       raise IOError, 'closed stream' if @closed
-      return (state != 0 ? self : nil) if timeout && timeout <= 0
+      if timeout && timeout <= 0
+        return self if state != 0
+        # the host may not have looked at the socket while Ruby was busy
+        r = @bridge.call(:settle, @id)
+        r = NetHttpWasm.await(r) unless r.typeof == 'number'
+        return r.to_i != 0 ? self : nil
+      end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
 

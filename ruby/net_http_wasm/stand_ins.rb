@@ -14,7 +14,13 @@ unless defined?(::TCPSocket)
     end
   end
 
-  class IPSocket < BasicSocket; end
+  class IPSocket < BasicSocket
+    # URI::Generic#find_proxy calls it (with any *_proxy in ENV): the host
+    # resolves the name.
+    def self.getaddress(host)
+      NetHttpWasm.getaddress(host)
+    end
+  end
 
   class TCPSocket < IPSocket
     # net-http 0.9.1 reads this signature when it loads.
@@ -38,8 +44,27 @@ unless defined?(::TCPSocket)
     SOCK_DGRAM = 2
     IPPROTO_TCP = 6
     IPPROTO_UDP = 17
+    AF_UNIX = 1
+    PF_UNSPEC = AF_UNSPEC
+    PF_INET = AF_INET
+    PF_INET6 = AF_INET6
+    PF_UNIX = AF_UNIX
+    IPPROTO_IP = 0
+    IPPROTO_IPV6 = 41
     SOL_SOCKET = 1
+    SO_REUSEADDR = 2
+    SO_SNDBUF = 7
+    SO_RCVBUF = 8
+    SO_KEEPALIVE = 9
+    SO_LINGER = 13
     TCP_NODELAY = 1
+    TCP_KEEPIDLE = 4
+    TCP_KEEPINTVL = 5
+    TCP_KEEPCNT = 6
+    SHUT_RD = 0
+    SHUT_WR = 1
+    SHUT_RDWR = 2
+    SOMAXCONN = 4096
 
     # Ruby >= 3.3 raises this (a SocketError) when a name does not resolve.
     class ResolutionError < SocketError
@@ -58,6 +83,49 @@ unless defined?(::TCPSocket)
   # `require 'socket'` and `require 'io/wait'` now find these as loaded.
   stdlib = $LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || $LOAD_PATH.last || '/'
   $LOADED_FEATURES << File.join(stdlib, 'socket.rb') << File.join(stdlib, 'io/wait.rb')
+end
+
+# WASI has no resource limits; gems size pools from the open-file limit
+# (net-http-persistent 3.1: getrlimit(RLIMIT_NOFILE).first / 4). Linux's
+# constant and its usual default soft and hard limits.
+unless defined?(Process::RLIMIT_NOFILE)
+  module Process
+    RLIMIT_NOFILE = 7
+    RLIM_INFINITY = (1 << 64) - 1
+
+    def self.getrlimit(resource)
+      raise Errno::EINVAL, 'getrlimit' unless [RLIMIT_NOFILE, :NOFILE, 'NOFILE'].include?(resource)
+      [1024, 524_288]
+    end
+  end
+end
+
+# bigdecimal is a C extension ruby.wasm lacks; gems that only mention it
+# when loading (multi_xml, for HTTParty) load, and using it says why not.
+begin
+  require 'bigdecimal'
+rescue LoadError
+  module Kernel
+    private
+
+    def BigDecimal(*)
+      raise NotImplementedError, 'bigdecimal is a C extension that ruby.wasm does not include'
+    end
+  end
+  $LOADED_FEATURES << File.join($LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || '/', 'bigdecimal.rb')
+end
+
+# unf_ext (C; http-cookie and rest-client need it through domain_name and
+# unf) normalizes Unicode as String#unicode_normalize does.
+unless defined?(UNF::Normalizer)
+  module UNF
+    class Normalizer
+      def normalize(string, form)
+        string.unicode_normalize(form)
+      end
+    end
+  end
+  $LOADED_FEATURES << File.join($LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || '/', 'unf_ext.rb')
 end
 
 require 'net/http'

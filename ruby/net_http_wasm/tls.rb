@@ -30,13 +30,15 @@ module NetHttpWasm
           h['caFiles'] << dir
         end
       end
+      # SNI and the name checked: the host's name, also when connecting to ipaddr
+      h['servername'] = http.address.to_s
       h['verifyHostname'] = false if http.respond_to?(:verify_hostname) && http.verify_hostname == false
       h['cert'] = http.cert.to_pem if http.cert
       h['key'] = http.key.respond_to?(:private_to_pem) ? http.key.private_to_pem : http.key.to_pem if http.key
       h['minVersion'] = tls_version(http.min_version) if http.respond_to?(:min_version) && http.min_version
       h['maxVersion'] = tls_version(http.max_version) if http.respond_to?(:max_version) && http.max_version
       if http.respond_to?(:ssl_version) && http.ssl_version
-        v = tls_version(http.ssl_version)
+        v = ssl_method_version(http.ssl_version)
         h['minVersion'] = h['maxVersion'] = v if v
       end
       if http.ciphers
@@ -55,12 +57,35 @@ module NetHttpWasm
       h['caFiles'] << f.to_s
     end
 
+    # OpenSSL::SSL::SSLContext#min_version= / max_version= (parse_proto_version
+    # in ext/openssl: an Integer, or a name compared over the name's length,
+    # else ArgumentError).
+    PROTO_VERSIONS = [['SSL2', 0x0002], ['SSL3', 0x0300], ['TLS1', 0x0301], ['TLS1_1', 0x0302],
+                      ['TLS1_2', 0x0303], ['TLS1_3', 0x0304]].freeze
+    HOST_VERSIONS = { 0x0301 => 'TLSv1', 0x0302 => 'TLSv1.1', 0x0303 => 'TLSv1.2', 0x0304 => 'TLSv1.3' }.freeze
+
     def tls_version(v)
-      case v.to_s.upcase.delete('_.V')
-      when 'TLS1', 'TLS10' then 'TLSv1'
-      when 'TLS11' then 'TLSv1.1'
-      when 'TLS12' then 'TLSv1.2'
-      when 'TLS13' then 'TLSv1.3'
+      return nil if v.nil?
+      n = if v.is_a?(Integer)
+        v
+      else
+        s = v.is_a?(Symbol) ? v.to_s : String(v)
+        hit = PROTO_VERSIONS.find { |name, _| name.start_with?(s) }
+        raise ArgumentError, "unrecognized version #{s.inspect}" unless hit
+        hit[1]
+      end
+      HOST_VERSIONS[n]
+    end
+
+    # ssl_version= (a method name of OpenSSL's: TLSv1_2, :TLSv1_2_client...)
+    def ssl_method_version(v)
+      case v.to_s.sub(/_(client|server)\z/, '')
+      when 'TLSv1' then 'TLSv1'
+      when 'TLSv1_1' then 'TLSv1.1'
+      when 'TLSv1_2' then 'TLSv1.2'
+      when 'TLSv1_3' then 'TLSv1.3'
+      when 'SSLv23', 'TLS' then nil
+      else raise ArgumentError, "unknown SSL method `#{v}'"
       end
     end
   end

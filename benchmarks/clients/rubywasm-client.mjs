@@ -1,0 +1,111 @@
+// A ruby.wasm 4.0 client process of the client benchmark:
+//   node --no-incremental-marking benchmarks/clients/rubywasm-client.mjs NAME
+// NAME: a Ruby client of clients.rb, net-http-nocodec (net-http with
+// installNetHttp's { codec: false }) or net-http-blocking (net-http with
+// { blocking: true }: a run's lanes then go one after another). The VM is booted once, at setup, and
+// serves every pass.
+//
+// The VM is set up as a user would: Net::HTTP from net-http-wasm/ruby (TLS
+// trust through its { tls: { ca } } option), `require 'rubygems'`, the
+// installed gems' lib folders on $LOAD_PATH, and a writable /tmp (open-uri
+// keeps bodies over 10 kB in a Tempfile). node:wasi cannot make a preopened
+// folder read-only, so the VM gets a copy of the gems' folders, not the
+// system's own. A run's lanes are concurrent vm.evalAsync calls.
+import { readFileSync, existsSync, readdirSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { installNetHttp } from 'net-http-wasm/ruby';
+import { bootVM } from '../../support/rubywasm.mjs';
+import { serve, errorKey } from './worker.mjs';
+
+const CLIENTS_RB = new URL('./clients.rb', import.meta.url);
+const RUBY_WASM_VERSION = JSON.parse(readFileSync(new URL('../../node_modules/@ruby/4.0-wasm-wasi/package.json', import.meta.url), 'utf8')).version;
+
+// Files a client's gems consist of (features as `require` names them).
+const FEATURES = {
+  'net-http-persistent': ['net/http/persistent', 'connection_pool'],
+  faraday: ['faraday', 'ruby2_keywords', 'composite_io', 'net/http/persistent', 'connection_pool'],
+};
+
+// Where Debian (and `gem install`) put gems' Ruby files; NHW_BENCH_GEMS
+// (folders separated by ':') is searched first.
+function gemRoots() {
+  const roots = (process.env.NHW_BENCH_GEMS || '').split(':').filter(Boolean);
+  roots.push('/usr/lib/ruby/vendor_ruby');
+  const under = (dir, depth) => {
+    if (!existsSync(dir)) return [];
+    let found = [dir];
+    for (let i = 0; i < depth; i++) {
+      found = found.flatMap((d) => (existsSync(d) ? readdirSync(d).map((e) => join(d, e)) : []));
+    }
+    return found.map((d) => join(d, 'lib')).filter((d) => existsSync(d));
+  };
+  roots.push(...under('/usr/share/rubygems-integration/all/gems', 1));
+  roots.push(...under('/var/lib/gems', 2).filter((d) => d.includes('/gems/')));
+  return roots;
+}
+
+const temps = [];
+process.on('exit', () => {
+  for (const d of temps) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  temps.push(d);
+  return d;
+};
+
+// Copies the lib folders that hold the client's features under one folder;
+// returns it and the folders' names inside the VM (in search order).
+function mountGems(name) {
+  const roots = gemRoots();
+  const chosen = [];
+  for (const f of FEATURES[name.replace(/-(nocodec|blocking)$/, '')] || []) {
+    const root = roots.find((r) => existsSync(join(r, `${f}.rb`)));
+    if (root && !chosen.includes(root)) chosen.push(root);
+  }
+  if (!chosen.length) return { host: null, paths: [] };
+  const host = tempDir('nhw-bench-gems-');
+  chosen.forEach((root, i) => cpSync(root, join(host, String(i)), { recursive: true, dereference: true }));
+  return { host, paths: chosen.map((_, i) => `/gems/${i}`) };
+}
+
+const name = process.argv[2];
+const rubyName = name === 'net-http-nocodec' || name === 'net-http-blocking' ? 'net-http' : name;
+let vm = null;
+
+serve({
+  async setup(url, modes, ca) {
+    const gems = mountGems(name);
+    const preopens = { '/tmp': tempDir('nhw-bench-tmp-') };
+    if (gems.host) preopens['/gems'] = gems.host;
+    vm = await bootVM('4.0', preopens);
+    installNetHttp(vm, { codec: name !== 'net-http-nocodec', blocking: name === 'net-http-blocking', ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}) });
+    vm.eval(`require 'rubygems'; $LOAD_PATH.unshift(*${JSON.stringify(gems.paths)}); ENV['TMPDIR'] = '/tmp'; nil`);
+    vm.eval(readFileSync(CLIENTS_RB, 'utf8'));
+    const r = await vm.evalAsync(`JSON.generate(ClientBench.setup(${JSON.stringify(rubyName)}, ${JSON.stringify(url)}, ${JSON.stringify(modes)}))`);
+    const version = `@ruby/4.0-wasm-wasi ${RUBY_WASM_VERSION}: ${vm.eval('ClientBench.version').toString()}${{ 'net-http-nocodec': ' (codec off)', 'net-http-blocking': ' (blocking transport)' }[name] || ''}`;
+    return { modes: JSON.parse(r.toString()), version };
+  },
+
+  async run(mode, counts, expect) {
+    const total = counts.reduce((a, b) => a + b, 0);
+    vm.eval(`ClientBench.start_run(${expect.len}, ${JSON.stringify(expect.sha256)})`);
+    const lanes = await Promise.allSettled(counts.map((k) => vm.evalAsync(`ClientBench.lane(${JSON.stringify(mode)}, ${k}); nil`)));
+    const failed = lanes.find((l) => l.status === 'rejected');
+    let r;
+    try {
+      r = JSON.parse(vm.eval('ClientBench.finish_run').toString());
+    } catch (e) {
+      r = { ok: 0, errors: {}, latMs: [] };
+      if (!failed) throw e;
+    }
+    // an exception that escaped a lane (not a StandardError: a VM failure)
+    const missing = total - r.latMs.length;
+    if (failed && missing > 0) {
+      const key = `VM: ${errorKey(failed.reason)}`.slice(0, 200);
+      r.errors[key] = (r.errors[key] || 0) + missing;
+    }
+    return r;
+  },
+});
