@@ -109,14 +109,14 @@ static void query_binary(const uint8_t *p, const uint8_t *end, int profile)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    nh_buf out = {0}, scratch = {0};
+    nh_buf out = {0}, scratch = {0}, scratch2 = {0};
     nh_error err;
     nh_request *q = nh_request_new();
     if (!q)
         return 0;
 
     /* 1. the raw input as a record: must be rejected or handled, never overread */
-    nh_request_replay(q, &scratch, data, size, &out, &err);
+    nh_request_replay(q, &scratch, &scratch2, data, size, &out, &err);
 
     /* 2. a request built from the input's fields */
     if (size < 2)
@@ -189,6 +189,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 done:
     nh_buf_free(&out);
     nh_buf_free(&scratch);
+    nh_buf_free(&scratch2);
     nh_request_free(q);
     return 0;
 }

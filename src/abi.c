@@ -119,7 +119,7 @@ EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
     begin(c);
     if (!c->req && !(c->req = nh_request_new()))
         return NH_NOMEM;
-    return nh_request_replay(c->req, &c->tmp, c->in.data, len, &c->out, &c->err);
+    return nh_request_replay(c->req, &c->tmp, &c->tmp2, c->in.data, len, &c->out, &c->err);
 }
 
 /* input: the ruby.wasm bridge's request record.  output: the head. */
@@ -134,12 +134,10 @@ EXPORT(nh_wasm_encode_www_form) int nh_wasm_encode_www_form(nh_ctx *c, size_t le
 {
     begin(c);
     nh_reader r = {c->in.data, c->in.data + len, 0};
-    nh_form_pair *pairs = NULL;
-    size_t n = 0;
-    int rc = nh_form_pairs_read(&r, &c->tmp, &pairs, &n);
+    int rc = nh_form_record_write(&r, &c->tmp, &c->out);
     if (!rc && r.bad)
         return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed form record");
-    return rc ? rc : nh_encode_www_form(&c->out, pairs, n);
+    return rc;
 }
 
 /* input: the raw string */

@@ -218,35 +218,40 @@ int nh_decode_www_form(nh_buf *out, nh_error *err, const uint8_t *s, size_t n,
     return NH_OK;
 }
 
+int nh_form_put_pair(nh_buf *out, size_t index, const nh_form_pair *fp)
+{
+    const uint8_t *k = fp->key.ptr;
+    size_t klen = fp->key.len;
+    if (index > 0 && nh_buf_putc(out, '&'))
+        return NH_NOMEM;
+    if (!fp->values) {
+        if (nh_encode_www_form_component(out, k, klen))
+            return NH_NOMEM;
+        if (fp->value.ptr && (nh_buf_putc(out, '=') ||
+                              nh_encode_www_form_component(out, fp->value.ptr, fp->value.len)))
+            return NH_NOMEM;
+        return NH_OK;
+    }
+    /* v.to_ary.map { |w| ... unless w.nil? }.join('&'): a nil
+     * element maps to nil, which joins as an empty string. */
+    for (size_t j = 0; j < fp->nvalues; j++) {
+        if (j > 0 && nh_buf_putc(out, '&'))
+            return NH_NOMEM;
+        const nh_str *w = &fp->values[j];
+        if (!w->ptr)
+            continue;
+        if (nh_encode_www_form_component(out, k, klen) || nh_buf_putc(out, '=') ||
+            nh_encode_www_form_component(out, w->ptr, w->len))
+            return NH_NOMEM;
+    }
+    return NH_OK;
+}
+
 int nh_encode_www_form(nh_buf *out, const nh_form_pair *params, size_t n)
 {
-    for (size_t i = 0; i < n; i++) {
-        const nh_form_pair *fp = &params[i];
-        const uint8_t *k = fp->key.ptr;
-        size_t klen = fp->key.len;
-        if (i > 0 && nh_buf_putc(out, '&'))
+    for (size_t i = 0; i < n; i++)
+        if (nh_form_put_pair(out, i, &params[i]))
             return NH_NOMEM;
-        if (!fp->values) {
-            if (nh_encode_www_form_component(out, k, klen))
-                return NH_NOMEM;
-            if (fp->value.ptr && (nh_buf_putc(out, '=') ||
-                                  nh_encode_www_form_component(out, fp->value.ptr, fp->value.len)))
-                return NH_NOMEM;
-            continue;
-        }
-        /* v.to_ary.map { |w| ... unless w.nil? }.join('&'): a nil
-         * element maps to nil, which joins as an empty string. */
-        for (size_t j = 0; j < fp->nvalues; j++) {
-            if (j > 0 && nh_buf_putc(out, '&'))
-                return NH_NOMEM;
-            const nh_str *w = &fp->values[j];
-            if (!w->ptr)
-                continue;
-            if (nh_encode_www_form_component(out, k, klen) || nh_buf_putc(out, '=') ||
-                nh_encode_www_form_component(out, w->ptr, w->len))
-                return NH_NOMEM;
-        }
-    }
     return NH_OK;
 }
 

@@ -199,13 +199,19 @@ static inline int nh_hex_val(uint8_t c)
     return -1;
 }
 
-/* Form pairs as the JS layer encodes them (request_record.c) as views into
- * the record, laid out in scratch. */
-int nh_form_pairs_read(nh_reader *r, nh_buf *scratch, nh_form_pair **pairs, size_t *npairs);
+/* Appends one [key, value] of encode_www_form's params, after a '&' unless
+ * it is the first (index 0). */
+int nh_form_put_pair(nh_buf *out, size_t index, const nh_form_pair *fp);
+/* Appends URI.encode_www_form of the form pairs the JS layer encodes
+ * (request_record.c), pair by pair; elems: scratch for Array elements. */
+int nh_form_record_write(nh_reader *r, nh_buf *elems, nh_buf *out);
+/* set_form_data with the query already encode_www_form'ed. */
+int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, nh_str sep,
+                              nh_buf *out, nh_error *err);
 /* Replays a request record (request_record.c) on q and performs its final
  * operation. */
-int nh_request_replay(nh_request *q, nh_buf *scratch, const uint8_t *in, size_t len, nh_buf *out,
-                      nh_error *err);
+int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const uint8_t *in,
+                      size_t len, nh_buf *out, nh_error *err);
 /* What the record's helpers reach: @header[lkey] = [value], and the store. */
 int nh_request_set_raw(nh_request *q, nh_str lkey, nh_str value);
 nh_headers *nh_request_headers(nh_request *q);

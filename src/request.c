@@ -320,15 +320,21 @@ int nh_request_set_form_data(nh_request *q, const nh_form_pair *params, size_t n
 {
     nh_buf query = {0};
     int rc = nh_encode_www_form(&query, params, n);
-    q->body.len = 0;
-    if (!rc) {
-        if (sep.ptr && !(sep.len == 1 && sep.ptr[0] == '&'))
-            rc = nh_form_gsub_sep(&q->body, err, query.data ? query.data : (const uint8_t *)"",
-                                  query.len, sep.ptr, sep.len);
-        else
-            rc = nh_buf_append(&q->body, query.data, query.len);
-    }
+    if (!rc)
+        rc = nh_request_set_form_query(q, query.data, query.len, sep, out, err);
     nh_buf_free(&query);
+    return rc;
+}
+
+int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, nh_str sep,
+                              nh_buf *out, nh_error *err)
+{
+    int rc;
+    q->body.len = 0;
+    if (sep.ptr && !(sep.len == 1 && sep.ptr[0] == '&'))
+        rc = nh_form_gsub_sep(&q->body, err, query ? query : (const uint8_t *)"", qlen, sep.ptr, sep.len);
+    else
+        rc = nh_buf_append(&q->body, query, qlen);
     if (rc == NH_ERROR) { /* the message is in q->body */
         out->len = 0;
         rc = nh_buf_append(out, q->body.data, q->body.len) ? NH_NOMEM : NH_ERROR;
@@ -342,7 +348,6 @@ int nh_request_set_form_data(nh_request *q, const nh_form_pair *params, size_t n
     return set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1);
 }
 
-/* Net::HTTPGenericRequest#exec -> send_request_with_body / write_header */
 int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
 {
     const uint8_t *ver = version.ptr ? version.ptr : (const uint8_t *)"";

@@ -36,60 +36,39 @@ static nh_str *read_strs(nh_reader *r, uint32_t n, nh_buf *scratch)
     return v;
 }
 
-int nh_form_pairs_read(nh_reader *r, nh_buf *scratch, nh_form_pair **pairs, size_t *npairs)
+int nh_form_record_write(nh_reader *r, nh_buf *elems, nh_buf *out)
 {
-    /* pass 1: count pairs and array elements */
-    nh_reader peek = *r;
-    uint32_t n = nh_rd_u32(&peek);
-    size_t nel = 0;
-    if ((size_t)(peek.end - peek.p) / 5 < n) {
-        r->bad = 1;
-        return NH_OK;
-    }
-    for (uint32_t i = 0; i < n && !peek.bad; i++) {
-        size_t l;
-        nh_rd_str(&peek, &l);
-        uint8_t kind = nh_rd_u8(&peek);
-        if (kind == 1) {
-            nh_rd_str(&peek, &l);
-        } else if (kind != 0) {
-            uint32_t m = nh_rd_u32(&peek);
-            for (uint32_t j = 0; j < m && !peek.bad; j++, nel++)
-                if (nh_rd_u8(&peek))
-                    nh_rd_str(&peek, &l);
-        }
-    }
-    if (peek.bad) {
-        r->bad = 1;
-        return NH_OK;
-    }
-    /* pass 2: the views */
-    scratch->len = 0;
-    if (nh_buf_reserve(scratch, n * sizeof(nh_form_pair) + nel * sizeof(nh_str) + 1))
-        return NH_NOMEM;
-    nh_form_pair *fp = (nh_form_pair *)(void *)scratch->data;
-    nh_str *el = (nh_str *)(void *)(fp + n);
-    nh_rd_u32(r);
-    for (uint32_t i = 0; i < n; i++) {
-        memset(&fp[i], 0, sizeof fp[i]);
-        fp[i].key.ptr = nh_rd_str(r, &fp[i].key.len);
+    uint32_t n = nh_rd_u32(r);
+    for (uint32_t i = 0; i < n && !r->bad; i++) {
+        nh_form_pair fp = {{NULL, 0}, {NULL, 0}, NULL, 0};
+        fp.key.ptr = nh_rd_str(r, &fp.key.len);
         uint8_t kind = nh_rd_u8(r);
         if (kind == 1) {
-            fp[i].value.ptr = nh_rd_str(r, &fp[i].value.len);
+            fp.value.ptr = nh_rd_str(r, &fp.value.len);
         } else if (kind != 0) {
             uint32_t m = nh_rd_u32(r);
-            fp[i].values = el;
-            fp[i].nvalues = m;
-            for (uint32_t j = 0; j < m; j++, el++) {
-                el->ptr = NULL;
-                el->len = 0;
-                if (nh_rd_u8(r))
-                    el->ptr = nh_rd_str(r, &el->len);
+            if ((size_t)(r->end - r->p) < m) { /* each element takes a byte at least */
+                r->bad = 1;
+                break;
             }
+            elems->len = 0;
+            if (nh_buf_reserve(elems, (size_t)m * sizeof(nh_str) + 1))
+                return NH_NOMEM;
+            nh_str *el = (nh_str *)(void *)elems->data;
+            for (uint32_t j = 0; j < m; j++) {
+                el[j].ptr = NULL;
+                el[j].len = 0;
+                if (nh_rd_u8(r))
+                    el[j].ptr = nh_rd_str(r, &el[j].len);
+            }
+            fp.values = el;
+            fp.nvalues = m;
         }
+        if (r->bad)
+            break;
+        if (nh_form_put_pair(out, i, &fp))
+            return NH_NOMEM;
     }
-    *pairs = fp;
-    *npairs = n;
     return NH_OK;
 }
 
@@ -122,8 +101,8 @@ static nh_str rd(nh_reader *r)
     return s;
 }
 
-int nh_request_replay(nh_request *q, nh_buf *scratch, const uint8_t *in, size_t len, nh_buf *out,
-                      nh_error *err)
+int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const uint8_t *in,
+                      size_t len, nh_buf *out, nh_error *err)
 {
     nh_reader r = {in, in + len, 0};
     err->cls = NH_E_NONE;
@@ -181,16 +160,15 @@ int nh_request_replay(nh_request *q, nh_buf *scratch, const uint8_t *in, size_t 
             int via_aset = nh_rd_u8(&r); /* req[key] = nil, not req.delete(key) */
             rc = r.bad ? malformed(out, err) : nh_request_delete(q, key, via_aset);
         } else if (op == NH_OP_FORM) {
-            nh_form_pair *pairs = NULL;
-            size_t np = 0;
-            if ((rc = nh_form_pairs_read(&r, scratch, &pairs, &np)))
+            scratch2->len = 0;
+            if ((rc = nh_form_record_write(&r, scratch, scratch2)))
                 return rc;
             nh_str sep = {NULL, 0};
             if (!r.bad && nh_rd_u8(&r))
                 sep = rd(&r);
             if (r.bad)
                 return malformed(out, err);
-            rc = nh_request_set_form_data(q, pairs, np, sep, out, err);
+            rc = nh_request_set_form_query(q, scratch2->data, scratch2->len, sep, out, err);
         } else if (op == NH_OP_BODY) {
             nh_str body = {NULL, 0};
             if (nh_rd_u8(&r))

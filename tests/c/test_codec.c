@@ -82,13 +82,14 @@ static void test_requests(void)
     expect("CR in a value", rc, "header field value cannot include CR/LF", NH_ERROR);
 
     /* the wasm ABI's record: a truncated one is rejected, never read past its end */
-    nh_buf rec = {0}, scratch = {0};
+    nh_buf rec = {0}, scratch = {0}, scratch2 = {0};
     const uint8_t bytes[] = {0, 1, 3, 0, 0, 0, 'G', 'E', 'T', 0, 2, 0, 0, 0, '/', 'x', 3, 0, 0, 0};
     nh_buf_append(&rec, bytes, sizeof bytes);
-    rc = nh_request_replay(q, &scratch, rec.data, rec.len, &out, &err);
+    rc = nh_request_replay(q, &scratch, &scratch2, rec.data, rec.len, &out, &err);
     expect("truncated record", rc, "malformed request record", NH_ERROR);
     nh_buf_free(&rec);
     nh_buf_free(&scratch);
+    nh_buf_free(&scratch2);
     nh_buf_free(&out);
     nh_request_free(q);
 }
