@@ -5,8 +5,8 @@
 //   node benchmarks/rubywasm-nethttp.mjs [--passes 5] [--requests 1000] [--quick]
 //                                        [--only ka,nc,...] [--out benchmarks/results/rubywasm-nethttp]
 //
-// Scenarios (µs per request, median of the passes; clients interleaved, one
-// warm-up pass each):
+// Scenarios (µs per request, median of the passes; clients interleaved, a
+// whole warm-up pass each):
 //   ka        GET of 2 KiB, kept alive (Net::HTTP.start { N.times { request } })
 //   nc        GET of 2 KiB, a new connection per request
 //   ka-tls    ka over TLS          nc-tls   nc over TLS
@@ -333,7 +333,8 @@ async function main() {
   const results = {};
   for (const s of SCENARIOS) {
     results[s.id] = {};
-    for (const cl of clients) await cl.run(srv, { ...s, n: Math.max(2, Math.ceil(s.n / 4)) }); // warm-up
+    // warm-up: a whole pass each (V8 tiers ruby.wasm's functions up as they run)
+    for (const cl of clients) await cl.run(srv, s);
     for (let pass = 0; pass < PASSES; pass++) {
       const order = pass % 2 ? [...clients].reverse() : clients;
       for (const cl of order) {

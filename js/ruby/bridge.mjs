@@ -151,16 +151,59 @@ export class Bridge {
 
   // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
   // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
-  // a Promise of it from a waiting transport.
-  open(host, port, tlsJson, timeoutMs) {
+  // a Promise of it from a waiting transport. `local` is "host\nport" to
+  // bind the connection's end to (Net::HTTP#local_host / local_port).
+  open(host, port, tlsJson, timeoutMs, local) {
     const spec = {
       host: String(host),
       port: Number(port),
       tls: tlsJson == null ? null : JSON.parse(String(tlsJson)),
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
     };
-    const done = (r) => (typeof r === 'string' ? `!${r}` : `${this.add(r.conn)}\n${r.info}`);
+    if (local != null) {
+      const [lhost, lport] = String(local).split('\n');
+      if (lhost) spec.localAddress = lhost;
+      if (Number(lport)) spec.localPort = Number(lport);
+    }
+    const done = (r) => {
+      if (typeof r === 'string') return `!${r}`;
+      r.conn.peer = spec;
+      return `${this.add(r.conn)}\n${r.info}`;
+    };
     const r = this.transport.open(this, spec);
+    return r && typeof r.then === 'function' ? r.then(done) : done(r);
+  }
+
+  // NetHttpWasm::Socket#start_tls: a TLS handshake over connection id (a
+  // tunnel through a proxy); the connection keeps its id. "reused\ncert"
+  // (as the end of open's answer), or "!kind\ndetail" as open's (a Promise of it from a waiting transport).
+  starttls(id, tlsJson, timeoutMs) {
+    const conn = this.conns.get(id);
+    if (!conn || conn.closed || !this.transport.upgrade) return this.reply('!IOError\nclosed stream');
+    const spec = {
+      host: conn.peer.host,
+      port: conn.peer.port,
+      tls: JSON.parse(String(tlsJson)),
+      timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
+    };
+    const done = (r) => {
+      if (typeof r === 'string') {
+        this.close(id);
+        return `!${r}`;
+      }
+      // the old Conn gives up its socket: nothing of it is read any more
+      conn.closed = true;
+      if (conn.parser) {
+        this.releaseParser(conn.parser);
+        conn.parser = null;
+      }
+      r.conn.id = id;
+      r.conn.peer = conn.peer;
+      this.conns.set(id, r.conn);
+      // "reused\ncertificate": the end of open's info
+      return r.info.split('\n').slice(3).join('\n');
+    };
+    const r = this.transport.upgrade(this, conn, spec);
     return r && typeof r.then === 'function' ? r.then(done) : done(r);
   }
 

@@ -59,7 +59,9 @@ class FetchConn extends Conn {
       }
     }
     this.bridge.droppedHeaders = dropped;
-    const init = { method: req.method, headers, redirect: 'manual' };
+    // Net::HTTP has no cache: every request goes to the server (and an
+    // aborted request is not sent again by the browser's cache layer)
+    const init = { method: req.method, headers, redirect: 'manual', cache: 'no-store' };
     if (req.body && req.body.length && req.method !== 'GET' && req.method !== 'HEAD') init.body = req.body;
     if (typeof AbortController === 'function') {
       this.aborter = new AbortController();

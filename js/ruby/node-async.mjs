@@ -10,10 +10,19 @@ class NodeConn extends Conn {
   constructor(bridge, socket) {
     super(bridge);
     this.socket = socket;
-    socket.on('data', (c) => this.onData(c));
-    socket.on('end', () => this.onEnd());
-    socket.on('close', () => this.onEnd());
-    socket.on('error', (e) => this.onError(...socketError(e)));
+    this.listeners = {
+      data: (c) => this.onData(c),
+      end: () => this.onEnd(),
+      close: () => this.onEnd(),
+      error: (e) => this.onError(...socketError(e)),
+    };
+    for (const [ev, f] of Object.entries(this.listeners)) socket.on(ev, f);
+  }
+  // The socket, no longer listened to (TLS is started over it).
+  detach() {
+    for (const [ev, f] of Object.entries(this.listeners)) this.socket.removeListener(ev, f);
+    if (this.paused) this.socket.resume();
+    return this.socket;
   }
   pause() {
     this.socket.pause();
@@ -37,6 +46,12 @@ export function nodeAsyncTransport() {
     open(bridge, spec) {
       return new Promise((resolve) => {
         connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket), info } : info));
+      });
+    },
+    upgrade(bridge, conn, spec) {
+      const socket = conn.detach();
+      return new Promise((resolve) => {
+        connect({ ...spec, socket }, (s, info) => resolve(s ? { conn: new NodeConn(bridge, s), info } : info));
       });
     },
     resolve(host) {

@@ -97,9 +97,14 @@ class BlockingIO {
     }
   }
 
-  open(bridge, spec) {
+  open(bridge, spec, old = null) {
     const id = this.nextId++;
-    this.post({ op: 'open', id, spec });
+    if (old) {
+      this.conns.delete(old.wid);
+      this.post({ op: 'starttls', id, old: old.wid, spec });
+    } else {
+      this.post({ op: 'open', id, spec });
+    }
     this.block(null, () => this.opened.has(id), null);
     const answer = this.opened.get(id);
     this.opened.delete(id);
@@ -140,6 +145,7 @@ export function nodeBlockingTransport() {
   return {
     blocking: true,
     open: (bridge, spec) => get().open(bridge, spec),
+    upgrade: (bridge, conn, spec) => get().open(bridge, spec, conn),
     pump: () => io && io.pump(),
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),

@@ -4,7 +4,8 @@
 // node-io-worker.mjs); the only place that knows Node's socket errors.
 import net from 'node:net';
 import tls from 'node:tls';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { errnoOf } from './errno.mjs';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -50,6 +51,19 @@ function secureContext(settings) {
   const ca = [];
   if (settings.ca) ca.push(...settings.ca);
   for (const f of settings.caFiles || []) ca.push(readFileSync(f, 'utf8'));
+  // ca_path / X509::Store#add_path of a host folder: every certificate file
+  // in it (OpenSSL looks up hashed names; loading them all trusts the same)
+  for (const d of settings.caDirs || []) {
+    for (const name of readdirSync(d).sort()) {
+      let text;
+      try {
+        text = readFileSync(join(d, name), 'utf8');
+      } catch {
+        continue;
+      }
+      if (text.includes('-----BEGIN CERTIFICATE-----')) ca.push(text);
+    }
+  }
   const o = {};
   if (ca.length) o.ca = settings.defaultPaths ? [...tls.rootCertificates, ...ca] : ca;
   if (settings.cert) o.cert = settings.cert;
@@ -85,13 +99,15 @@ function tlsOptions(base, settings, connectHost) {
 
 /**
  * Connects to host:port (TLS when `settings` is given: the JSON of
- * NetHttpWasm.tls_params). `done(socket, info)` on success, with info
+ * NetHttpWasm.tls_params), from localAddress:localPort when given; with
+ * `socket`, starts TLS over that connected socket instead (a tunnel
+ * through a proxy). `done(socket, info)` on success, with info
  * "family\naddress\nport"; `done(null, "kind\ndetail")` on failure, kind
  * one of timeout, ssltimeout, errno, resolve, ssl or a Ruby class name (see
  * NetHttpWasm::Socket.open). MRI times the TCP connect and the TLS handshake
  * separately; the handshake's timeout is a bare Net::OpenTimeout.
  */
-export function connect({ host, port, tls: settings, timeoutMs }, done) {
+export function connect({ host, port, tls: settings, timeoutMs, localAddress, localPort, socket: over }, done) {
   let finished = false;
   let socket = null;
   let timer = null;
@@ -106,7 +122,9 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     finish(null, text);
   };
   const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const base = { host: connectHost, port, noDelay: true };
+  const base = over ? { socket: over } : { host: connectHost, port, noDelay: true };
+  if (!over && localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
+  if (!over && localPort) base.localPort = localPort;
   let event = 'connect';
   try {
     if (settings) {
@@ -115,7 +133,7 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
       try {
         o = tlsOptions(base, settings, connectHost);
       } catch (e) {
-        if (e && e.code === 'ENOENT') return finish(null, `Errno::ENOENT\n${e.path}`);
+        if (e && (e.code === 'ENOENT' || e.code === 'ENOTDIR')) return finish(null, `Errno::${e.code}\n${e.path}`);
         throw e;
       }
       socket = tls.connect(o);
@@ -125,7 +143,7 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
   } catch (e) {
     return fail(`IOError\n${e && e.message}`);
   }
-  let tcpUp = false;
+  let tcpUp = !!over;
   socket.once('connect', () => {
     tcpUp = true;
   });
@@ -152,6 +170,12 @@ export function connect({ host, port, tls: settings, timeoutMs }, done) {
     }
     socket.removeListener('error', onError);
     const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
-    finish(socket, `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`);
+    let info = `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`;
+    if (settings) {
+      // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64
+      const cert = socket.getPeerCertificate();
+      info += `\n${socket.isSessionReused() ? 1 : 0}\n${cert && cert.raw ? cert.raw.toString('base64') : ''}`;
+    }
+    finish(socket, info);
   });
 }

@@ -18,20 +18,30 @@ function post(msg, transfer) {
   Atomics.notify(ctl, 0);
 }
 
+const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
+
 function wire(id, socket) {
-  socket.on('data', (chunk) => {
+  const on = {};
+  listeners.set(socket, on);
+  socket.on('data', on.data =  (chunk) => {
     const data = chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length ? chunk : new Uint8Array(chunk);
     post({ t: 'data', id, data }, [data.buffer]);
   });
-  socket.on('end', () => post({ t: 'end', id }));
-  socket.on('close', () => {
+  socket.on('end', on.end = () => post({ t: 'end', id }));
+  socket.on('close', on.close = () => {
     sockets.delete(id);
+    listeners.delete(socket);
     post({ t: 'end', id });
   });
-  socket.on('error', (e) => {
+  socket.on('error', on.error = (e) => {
     const [cls, message] = socketError(e);
     post({ t: 'error', id, cls, message });
   });
+}
+
+function unwire(socket) {
+  for (const [ev, f] of Object.entries(listeners.get(socket) || {})) socket.removeListener(ev, f);
+  listeners.delete(socket);
 }
 
 port.on('message', (m) => {
@@ -50,6 +60,25 @@ port.on('message', (m) => {
         post({ t: 'open', id: m.id, ok: false, info: `IOError\n${e && e.message}` });
       }
       break;
+    case 'starttls': {
+      // TLS over connection m.old, which becomes m.id
+      const old = sockets.get(m.old);
+      if (!old || old.destroyed) {
+        post({ t: 'open', id: m.id, ok: false, info: 'IOError\nclosed stream' });
+        break;
+      }
+      sockets.delete(m.old);
+      unwire(old);
+      old.resume();
+      connect({ ...m.spec, socket: old }, (s, info) => {
+        if (s) {
+          sockets.set(m.id, s);
+          wire(m.id, s);
+        }
+        post({ t: 'open', id: m.id, ok: !!s, info });
+      });
+      break;
+    }
     case 'lookup':
       lookup(m.host, (err, address) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : address }));
       break;
@@ -65,6 +94,7 @@ port.on('message', (m) => {
     case 'close':
       if (socket) {
         sockets.delete(m.id);
+        listeners.delete(socket);
         socket.destroy();
       }
       break;

@@ -14,19 +14,17 @@ module NetHttpWasm
       if proxy?
         conn_addr = proxy_address
         conn_port = proxy_port
-        if use_ssl?
-          raise NotImplementedError, 'net-http-wasm: HTTPS through a proxy (CONNECT) is not supported'
-        end
       else
         conn_addr = conn_address
         conn_port = port
       end
 
       __nhw_debug "opening connection to #{conn_addr}:#{conn_port}..."
-      tls = use_ssl? ? NetHttpWasm.tls_params(self) : nil
+      # through a proxy, TLS starts after CONNECT, over the same connection
+      tls = use_ssl? && !proxy? ? NetHttpWasm.tls_params(self) : nil
       if SOCKET_OPEN_TIMEOUT
         begin
-          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls)
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port)
         rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
           raise
         rescue => e
@@ -38,7 +36,7 @@ module NetHttpWasm
         end
       else
         begin
-          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls)
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port)
         rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
           raise
         rescue => e
@@ -46,6 +44,7 @@ module NetHttpWasm
             "#{conn_addr}:#{conn_port} (#{e.message})"
         end
       end
+      __nhw_connect_tunnel(s) if use_ssl? && proxy?
       __nhw_debug "opened"
       @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,
                                             write_timeout: @write_timeout,
@@ -59,6 +58,33 @@ module NetHttpWasm
         s.close
       end
       raise
+    end
+
+    # As Net::HTTP#connect does for HTTPS through a proxy: TLS to the proxy
+    # when proxy_use_ssl (unverified, as an SSLSocket without a context),
+    # CONNECT, the proxy's answer read by net/http (#value raises on
+    # anything but 2xx), then TLS to the server over the tunnel.
+    def __nhw_connect_tunnel(s)
+      if @proxy_use_ssl
+        s.start_tls(JSON.generate('verify' => false, 'ca' => [], 'caFiles' => [],
+                                  'defaultPaths' => false, 'servername' => proxy_address.to_s), @open_timeout)
+      end
+      proxy_sock = Net::BufferedIO.new(s, read_timeout: @read_timeout,
+                                       write_timeout: @write_timeout,
+                                       continue_timeout: @continue_timeout,
+                                       debug_output: @debug_output)
+      buf = +"CONNECT #{conn_address}:#{@port} HTTP/#{Net::HTTP::HTTPVersion}\r\n" \
+        "Host: #{@address}:#{@port}\r\n"
+      if proxy_user
+        credential = ["#{proxy_user}:#{proxy_pass}"].pack('m0')
+        buf << "Proxy-Authorization: Basic #{credential}\r\n"
+      end
+      buf << "\r\n"
+      proxy_sock.write(buf)
+      Net::HTTPResponse.read_new(proxy_sock).value
+      # assuming nothing left in buffers after successful CONNECT response
+      __nhw_debug "starting SSL for #{proxy_address}:#{proxy_port}..."
+      s.start_tls(NetHttpWasm.tls_params(self), @open_timeout)
     end
 
     def __nhw_debug(msg)

@@ -5,14 +5,27 @@ module NetHttpWasm
   class Socket
     attr_reader :id
 
-    # Opens a connection; raises what MRI's Net::HTTP#connect raises.
-    def self.open(host, port, open_timeout, tls)
+    # Opens a connection (from local_host:local_port when given, as
+    # TCPSocket.open's third and fourth arguments); raises what MRI's
+    # Net::HTTP#connect raises.
+    def self.open(host, port, open_timeout, tls, local_host = nil, local_port = nil)
+      # as TCPSocket.open: a host that is not a String is converted with to_str
+      host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
-      r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout))).to_s
+      local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
+      r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)).to_s
       unless r.start_with?('!')
-        id, family, laddr, lport = r.split("\n")
-        return new(bridge, id.to_i, family, laddr, lport.to_i)
+        id, family, laddr, lport, reused, der = r.split("\n")
+        s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
+        s.tls_established(reused, der) if tls
+        return s
       end
+      raise_open_error(r, host, port)
+    end
+
+    # Raises what MRI raises for a failed connect or TLS handshake, from the
+    # bridge's "!kind\ndetail".
+    def self.raise_open_error(r, host, port)
       kind, detail = r[1..].split("\n", 2)
       case kind
       when 'timeout'
@@ -34,8 +47,43 @@ module NetHttpWasm
       end
     end
 
-    def initialize(bridge, id, family, laddr, lport)
+    # TLS over this connection (HTTPS through a proxy, after CONNECT): the
+    # handshake as SSLSocket#connect does it, timed by open_timeout.
+    def start_tls(tls, open_timeout)
+      raise IOError, 'closed stream' if @closed
+      r = NetHttpWasm.wait(@bridge.call(:starttls, @id, tls, NetHttpWasm.ms(open_timeout))).to_s
+      if r.start_with?('!')
+        @closed = true
+        Socket.raise_open_error(r, @peer_host, @peer_port)
+      end
+      tls_established(*r.split("\n"))
+      self
+    end
+
+    # What the host's handshake reported: whether the session was resumed,
+    # the server's certificate (DER in base64).
+    def tls_established(reused, der)
+      @session_reused = reused == '1'
+      @peer_der = der
+      @peer_cert = nil
+    end
+
+    # OpenSSL::SSL::SSLSocket#peer_cert: the server's certificate (nil on a
+    # plain connection).
+    def peer_cert
+      return nil if @peer_der.nil? || @peer_der.empty?
+      @peer_cert ||= OpenSSL::X509::Certificate.new(@peer_der.unpack1('m'))
+    end
+
+    # OpenSSL::SSL::SSLSocket#session_reused?
+    def session_reused?
+      @session_reused ? true : false
+    end
+
+    def initialize(bridge, id, family, laddr, lport, host, port)
       @bridge = bridge
+      @peer_host = host
+      @peer_port = port
       @id = id
       @family = family
       @laddr = laddr

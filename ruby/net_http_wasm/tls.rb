@@ -10,12 +10,13 @@ module NetHttpWasm
     def tls_params(http)
       mode = http.verify_mode
       verify = mode.nil? || mode != OpenSSL::SSL::VERIFY_NONE
-      h = { 'verify' => verify, 'ca' => [], 'caFiles' => [] }
+      h = { 'verify' => verify, 'ca' => [], 'caFiles' => [], 'caDirs' => [] }
       store = http.cert_store
       h['defaultPaths'] = store.nil? || store.instance_variable_get(:@__nhw_default) ? true : false
       if store
         (store.instance_variable_get(:@__nhw_pems) || []).each { |pem| h['ca'] << pem }
         (store.instance_variable_get(:@__nhw_files) || []).each { |f| h['caFiles'] << f }
+        (store.instance_variable_get(:@__nhw_dirs) || []).each { |d| h['caDirs'] << d }
       end
       if (f = http.ca_file)
         add_ca_file(h, f)
@@ -27,7 +28,7 @@ module NetHttpWasm
             h['ca'] << File.read(path) if File.file?(path)
           end
         rescue SystemCallError
-          h['caFiles'] << dir
+          h['caDirs'] << dir.to_s # a folder on the host (Node reads it)
         end
       end
       # SNI and the name checked: the host's name, also when connecting to ipaddr
@@ -115,7 +116,7 @@ module NetHttpWasm
       end
       super
     rescue SystemCallError
-      (@__nhw_files ||= []) << path.to_s
+      (@__nhw_dirs ||= []) << path.to_s # a folder on the host
       self
     end
 
