@@ -15,6 +15,8 @@ CFLAGS=(-std=c11 -O2 -Wall -Wextra -Werror -fno-exceptions -ffile-prefix-map="$P
 EXPORTS=(nh_alloc nh_free nh_ctx_new nh_ctx_free nh_ctx_input nh_ctx_trim)
 for e in $(grep -ho 'EXPORT(nh_wasm_[a-z_0-9]*)' src/*.c | sed 's/EXPORT(\(.*\))/\1/' | sort -u); do EXPORTS+=("$e"); done
 mkdir -p wasm build
+# the constants every language shares (schema/ -> src/schema.h, js/schema.mjs, ...)
+node tools/gen-schema.mjs
 
 if [ "$what" = all ] || [ "$what" = clang ]; then
   clang --target=wasm32-wasi "${CFLAGS[@]}" -mexec-model=reactor \
@@ -39,4 +41,3 @@ if [ "$what" = all ] || [ "$what" = emcc ]; then
 fi
 
 node tools/embed-wasm.mjs
-node tools/gen-bridge.mjs

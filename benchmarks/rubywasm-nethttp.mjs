@@ -29,7 +29,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
-import { bootVM, rb, takeRequest } from '../tests/fixtures/browser/harness.mjs';
+import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);

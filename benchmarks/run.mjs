@@ -6,7 +6,7 @@
 //   npm run bench -- --quick      (CI: the sha256 gate and one short pass of every column)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { inputs } from './inputs.mjs';
 
@@ -58,13 +58,9 @@ function nativeInputs() {
 
 function buildNative() {
   const exe = `${tmp}/bench-native`;
-  const src = ['buf', 'rstring', 'casemap', 'header', 'form', 'uri', 'request'].map((n) => `${root}src/${n}.c`);
-  const extra = [];
-  if (existsSync(`${here}native/bench_response.c`) && existsSync(`${root}src/response.c`)) {
-    for (const n of ['response', 'inflate', 'chunked']) if (existsSync(`${root}src/${n}.c`)) src.push(`${root}src/${n}.c`);
-    extra.push('-DNH_HAVE_RESPONSE', `${here}native/bench_response.c`);
-  }
-  const r = spawnSync('cc', ['-std=c11', '-O2', '-o', exe, `${here}native/bench.c`, ...extra, ...src], { encoding: 'utf8' });
+  // the codec's C without the wasm ABI
+  const src = readdirSync(`${root}src`).filter((f) => f.endsWith('.c') && f !== 'abi.c').sort().map((f) => `${root}src/${f}`);
+  const r = spawnSync('cc', ['-std=c11', '-O2', '-o', exe, `${here}native/bench.c`, `${here}native/bench_response.c`, ...src], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`native build failed:\n${r.stderr}`);
   return exe;
 }

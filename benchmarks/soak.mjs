@@ -15,7 +15,7 @@
 import v8 from 'node:v8';
 import os from 'node:os';
 import { installNetHttp } from '../js/ruby/node.mjs';
-import { bootVM } from '../tests/fixtures/browser/harness.mjs';
+import { bootVM } from '../support/rubywasm.mjs';
 import { startChaos } from '../tests/fixtures/chaos/index.mjs';
 
 v8.setFlagsFromString('--no-incremental-marking');

@@ -1,5 +1,6 @@
-/* libFuzzer harness: request building from fuzzed methods, URIs, header
- * names and values, forms and bodies; and raw (hostile) request records.
+/* libFuzzer harness: request building (nethttp.h's functions) from fuzzed
+ * methods, URIs, header names and values, forms and bodies; and raw (hostile)
+ * request records, as the wasm ABI replays them.
  * Net::HTTPHeader's typed readers (header_fields.c) run over each built
  * request and over the same fields in a binary (response) store. */
 #include <stdlib.h>
@@ -7,10 +8,10 @@
 
 #include "../src/internal.h"
 
-static void put_str(nh_buf *b, const uint8_t *s, size_t n)
+static nh_str view(const uint8_t *s, size_t n)
 {
-    nh_put_u32(b, n);
-    nh_buf_append(b, s, n);
+    nh_str v = {s, n};
+    return v;
 }
 
 /* Splits the input at 0x00 0x01 pairs into fields. */
@@ -64,22 +65,16 @@ static void check_query(const nh_buf *out, int rc, int kind)
         abort();
 }
 
-/* Runs every reader over a request record that ends before its final op. */
-static void query_request(nh_buf *rec, const uint8_t *arg, size_t alen)
+/* Runs every reader over a request's fields. */
+static void query_request(nh_request *q, const uint8_t *arg, size_t alen)
 {
-    size_t mark = rec->len;
     nh_buf out = {0};
     nh_error err;
     for (int kind = 0; kind <= NH_HQ_GET_FIELDS + 1; kind++) {
-        rec->len = mark;
-        nh_buf_putc(rec, 9);
-        nh_buf_putc(rec, (uint8_t)kind);
-        put_str(rec, arg, alen);
-        int rc = nh_request(rec->data, rec->len, &out, &err);
+        int rc = nh_header_query(nh_request_headers(q), kind, arg, alen, &out, &err);
         if (kind >= NH_HQ_RANGE && kind <= NH_HQ_GET_FIELDS)
             check_query(&out, rc, kind);
     }
-    rec->len = mark;
     nh_buf_free(&out);
 }
 
@@ -114,13 +109,16 @@ static void query_binary(const uint8_t *p, const uint8_t *end, int profile)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    nh_buf out = {0}, rec = {0};
+    nh_buf out = {0}, scratch = {0}, scratch2 = {0};
     nh_error err;
+    nh_request *q = nh_request_new();
+    if (!q)
+        return 0;
 
     /* 1. the raw input as a record: must be rejected or handled, never overread */
-    nh_request(data, size, &out, &err);
+    nh_request_replay(q, &scratch, &scratch2, data, size, &out, &err);
 
-    /* 2. a well-formed record built from the input's fields */
+    /* 2. a request built from the input's fields */
     if (size < 2)
         goto done;
     const uint8_t *p = data + 2, *end = data + size, *s;
@@ -128,83 +126,70 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t flags = data[0], ops = data[1];
     const uint8_t *method = (const uint8_t *)"GET";
     size_t mlen = 3;
-    nh_buf_putc(&rec, flags & 1);
-    nh_buf_putc(&rec, 1);
     if (next_field(&p, end, &s, &n)) {
         method = s;
         mlen = n;
     }
-    put_str(&rec, method, mlen);
-    nh_buf_putc(&rec, (flags >> 1) & 1);
+    nh_str target = view((const uint8_t *)"/", 1);
     if (next_field(&p, end, &s, &n))
-        put_str(&rec, s, n);
-    else
-        put_str(&rec, (const uint8_t *)"/", 1);
-    uint32_t ninit = (flags >> 2) & 3;
-    nh_put_u32(&rec, ninit == 3 ? UINT32_MAX : ninit);
-    for (uint32_t i = 0; ninit != 3 && i < ninit; i++) {
+        target = view(s, n);
+    size_t ninit = (flags >> 2) & 3;
+    nh_str init[4];
+    for (size_t i = 0; ninit != 3 && i < ninit; i++) {
         const uint8_t *k = (const uint8_t *)"k", *v = (const uint8_t *)"v";
         size_t kl = 1, vl = 1;
         next_field(&p, end, &k, &kl);
         next_field(&p, end, &v, &vl);
-        put_str(&rec, k, kl);
-        nh_buf_putc(&rec, 1);
-        put_str(&rec, v, vl);
+        init[2 * i] = view(k, kl);
+        init[2 * i + 1] = view(v, vl);
     }
-    for (int i = 0; i < 4; i++, ops >>= 2) {
+    int rc = nh_request_init(q, flags & 1, view(method, mlen), target, (flags >> 1) & 1, 1, init,
+                             ninit == 3 ? NH_NO_INITHEADER : ninit, &out, &err);
+    for (int i = 0; i < 4 && rc == NH_OK; i++, ops >>= 2) {
         const uint8_t *k = (const uint8_t *)"x", *v = (const uint8_t *)"";
         size_t kl = 1, vl = 0;
         next_field(&p, end, &k, &kl);
         next_field(&p, end, &v, &vl);
+        nh_str value = view(v, vl);
         switch (ops & 3) {
-        case 0: /* set */
-        case 1: /* add */
-            nh_buf_putc(&rec, (ops & 3) == 0 ? 1 : 2);
-            put_str(&rec, k, kl);
-            nh_put_u32(&rec, 1);
-            put_str(&rec, v, vl);
+        case 0:
+            rc = nh_request_set(q, view(k, kl), &value, 1, &out, &err);
             break;
-        case 2: /* form with a separator */
-            nh_buf_putc(&rec, 4);
-            nh_put_u32(&rec, 2);
-            put_str(&rec, k, kl);
-            nh_buf_putc(&rec, 1);
-            put_str(&rec, v, vl);
-            put_str(&rec, v, vl);
-            nh_buf_putc(&rec, 2);
-            nh_put_u32(&rec, 2);
-            nh_buf_putc(&rec, 0);
-            nh_buf_putc(&rec, 1);
-            put_str(&rec, k, kl);
-            nh_buf_putc(&rec, 1);
-            put_str(&rec, k, kl);
+        case 1:
+            rc = nh_request_add_field(q, view(k, kl), &value, 1, &out, &err);
             break;
-        default: /* body */
-            nh_buf_putc(&rec, 5);
-            nh_buf_putc(&rec, 1);
-            put_str(&rec, v, vl);
+        case 2: { /* a form with a separator: [[k, v], [v, [nil, k]]], sep k */
+            nh_str arr[2] = {{NULL, 0}, {k, kl}};
+            nh_form_pair form[2] = {{view(k, kl), value, NULL, 0}, {value, {NULL, 0}, arr, 2}};
+            rc = nh_request_set_form_data(q, form, 2, view(k, kl), &out, &err);
+            break;
+        }
+        default:
+            rc = nh_request_set_body(q, value);
         }
     }
-    {
+    if (rc == NH_OK) {
         const uint8_t *a = (const uint8_t *)"Range";
         size_t al = 5;
         const uint8_t *save = p;
         next_field(&p, end, &a, &al);
         p = save;
-        query_request(&rec, a, al);
+        query_request(q, a, al);
     }
     query_binary(data + 2, end, flags & 1);
-    nh_buf_putc(&rec, 6);
-    if (next_field(&p, end, &s, &n))
-        put_str(&rec, s, n);
-    else
-        put_str(&rec, (const uint8_t *)"1.1", 3);
-    int rc = nh_request(rec.data, rec.len, &out, &err);
-    check_output(&out, rc, method, mlen);
+    if (rc == NH_OK) {
+        nh_str ver = view((const uint8_t *)"1.1", 3);
+        if (next_field(&p, end, &s, &n))
+            ver = view(s, n);
+        rc = nh_request_write(q, ver, &out, &err);
+        check_output(&out, rc, method, mlen);
+    }
     if (rc != NH_OK && rc != NH_ERROR)
         abort();
 done:
     nh_buf_free(&out);
-    nh_buf_free(&rec);
+    nh_buf_free(&scratch);
+    nh_buf_free(&scratch2);
+    nh_request_free(q);
     return 0;
 }

@@ -7,11 +7,13 @@
 // provides _query(kind, arg) → { tag, parts }; Request also gets
 // headerWriters(deps) and provides _setRaw(downcasedKey, value) and
 // _deleteRaw(downcasedKey) (header.rb writes @header directly there).
+import * as S from './schema.mjs';
 
-/** Query kinds (enum nh_header_query_kind in src/nethttp.h). */
+/** Query kinds (HQ_* in schema/codec.mjs). */
 export const HQ = Object.freeze({
-  RANGE: 1, CONTENT_RANGE: 2, CONTENT_LENGTH: 3, CHUNKED: 4, CONTENT_TYPE: 5, MAIN_TYPE: 6,
-  SUB_TYPE: 7, TYPE_PARAMS: 8, CONNECTION_CLOSE: 9, KEEP_ALIVE: 10, FETCH: 11, GET_FIELDS: 12,
+  RANGE: S.HQ_RANGE, CONTENT_RANGE: S.HQ_CONTENT_RANGE, CONTENT_LENGTH: S.HQ_CONTENT_LENGTH, CHUNKED: S.HQ_CHUNKED,
+  CONTENT_TYPE: S.HQ_CONTENT_TYPE, MAIN_TYPE: S.HQ_MAIN_TYPE, SUB_TYPE: S.HQ_SUB_TYPE, TYPE_PARAMS: S.HQ_TYPE_PARAMS,
+  CONNECTION_CLOSE: S.HQ_CONNECTION_CLOSE, KEEP_ALIVE: S.HQ_KEEP_ALIVE, FETCH: S.HQ_FETCH, GET_FIELDS: S.HQ_GET_FIELDS,
 });
 
 /** An Integer's decimal digits as a number, or a BigInt beyond 2^53. */

@@ -2,15 +2,29 @@
 // this file works in Node, browsers and bundlers with no file or network
 // access; the module is compiled synchronously on first use. Hosts that
 // forbid synchronous compilation call `await init()` first.
-import { Codec, setDefaultLoader, setDefaultCodec, bindCore } from './core.mjs';
-import { bindResponse, parseResponse } from './response.mjs';
+import { Codec, setDefaultLoader, setDefaultCodec } from './core.mjs';
+import { NetHttpError } from './errors.mjs';
+import { Request, URI, URIReference } from './request.mjs';
+import {
+  rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent,
+  eachCapitalized, capitalize,
+} from './forms.mjs';
+import { Response } from './response.mjs';
+import { bindResponse, parseResponse, ResponseParser } from './response-parser.mjs';
 import { fetchResponseBytes } from './fetch.mjs';
 import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
-export { Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString, encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize } from './core.mjs';
-export { wasmSha256 };
+
+// The public API: exactly these names (index.cjs and index.d.ts export the
+// same; tests/module.test.mjs checks it).
+export {
+  Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString,
+  encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize,
+  parseResponse, ResponseParser, Response, responseFromFetch,
+  createNetHttp, init, wasmBytes, wasmSha256,
+};
 
 /** The embedded WebAssembly module's bytes. */
-export function wasmBytes() {
+function wasmBytes() {
   if (typeof Buffer === 'function') {
     const b = Buffer.from(wasmBase64, 'base64');
     return new Uint8Array(b.buffer, b.byteOffset, b.byteLength);
@@ -23,21 +37,47 @@ export function wasmBytes() {
 
 setDefaultLoader(wasmBytes);
 
+/** The request, form and header API bound to one codec (see createNetHttp in index.mjs). */
+function bindCore(source) {
+  const codec = source instanceof Codec ? source : new Codec(source);
+  const bind = (options) => Object.assign({}, options, { codec });
+  class BoundRequest extends Request {
+    constructor(method, uriOrPath, initHeader, options) {
+      super(method, uriOrPath, initHeader, bind(options));
+    }
+  }
+  return {
+    codec,
+    Request: BoundRequest,
+    URI,
+    URIReference,
+    NetHttpError,
+    rubyNumberToString,
+    encodeWwwFormComponent: (s, o) => encodeWwwFormComponent(s, bind(o)),
+    encodeWwwForm: (p, sep, o) =>
+      sep !== null && typeof sep === 'object' ? encodeWwwForm(p, bind(sep)) : encodeWwwForm(p, sep, bind(o)),
+    decodeWwwFormComponent: (s, o) => decodeWwwFormComponent(s, bind(o)),
+    decodeWwwForm: (s, o) => decodeWwwForm(s, bind(o)),
+    eachCapitalized: (f, o) => eachCapitalized(f, bind(o)),
+    capitalize: (n, o) => capitalize(n, bind(o)),
+  };
+}
+
+
 /**
  * The whole API bound to its own module instance (another build, or
  * isolation): `createNetHttp(bytesOrModule)`.
  */
-export function createNetHttp(source) {
+function createNetHttp(source) {
   const core = bindCore(source);
   return { ...core, ...bindResponse(core.codec) };
 }
 
 /** Compiles the module asynchronously (from `source`, or the embedded bytes) and makes it the default. */
-export async function init(source) {
+async function init(source) {
   const module = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source || wasmBytes());
   setDefaultCodec(new Codec(module));
 }
-export { parseResponse, ResponseParser, Response, bindResponse } from './response.mjs';
 
 /**
  * Reads a fetch() Response as Net::HTTP reads a response:
@@ -46,7 +86,7 @@ export { parseResponse, ResponseParser, Response, bindResponse } from './respons
  * Transfer-Encoding and Content-Length are not among the fields (a
  * Content-Length of the body as read is).
  */
-export async function responseFromFetch(res, options) {
+async function responseFromFetch(res, options) {
   const method = options && options.requestMethod != null ? options.requestMethod : 'GET';
   return parseResponse(await fetchResponseBytes(res, method), options);
 }

@@ -1,8 +1,9 @@
 // The byte formats shared by the ruby.wasm bridge's JS side (js/ruby/) and
 // its Ruby side (ruby/net_http_wasm/). This is their one definition:
-// tools/gen-bridge.mjs writes js/ruby/constants.mjs and
+// tools/gen-schema.mjs writes js/ruby/constants.mjs and
 // ruby/net_http_wasm/constants.rb from it (run by build.sh; CI checks the
 // generated files are current).
+import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
@@ -38,12 +39,12 @@ export const sendFlags = {
   SEND_FLAT: [8, 'every field has one value: "name\\nvalue" pairs'],
 };
 
-/** Flags of the head record: what Net::HTTPResponse#inflater will do. */
+/** Flags of the head record: the codec's head flags (schema/codec.mjs) it passes on. */
 export const headFlags = {
-  H_VERSION: [1, 'http_version is set'],
-  H_MESSAGE: [2, 'message is set'],
-  H_INFLATE: [4, 'inflate: content-encoding deleted, the body destination made binary'],
-  H_DROP_ENCODING: [8, 'only delete content-encoding (none, identity)'],
+  H_VERSION: codecHeadFlags.HEAD_VERSION,
+  H_MESSAGE: codecHeadFlags.HEAD_MESSAGE,
+  H_INFLATE: codecHeadFlags.HEAD_INFLATE,
+  H_DROP_ENCODING: codecHeadFlags.HEAD_DROP_ENCODING,
 };
 
 /** Sizes both sides use. */

@@ -1,22 +1,26 @@
-/* The WebAssembly ABI: what the JS layer calls.
+/* The WebAssembly ABI: what the JS layer calls (js/core.mjs, class Codec).
  *
  * The JS side owns one nh_ctx per module instance.  For each operation it
  * writes the input record into the context's input buffer (nh_ctx_input),
- * makes one call, and reads the result as a view over wasm memory: ctx->out
- * holds the output bytes (or the error message), ctx->err.cls the error class.
- * Every entry point returns NH_OK, NH_ERROR or NH_NOMEM.
+ * makes one call, nh_wasm_<op>(ctx, len, ...), and reads the result as a view
+ * over wasm memory: ctx->out holds the output bytes (or the error message),
+ * ctx->err.cls the error class.  Every entry point returns NH_OK, NH_ERROR or
+ * NH_NOMEM (schema.h).  Only the head of the context is read from JS: the
+ * output buffer at offset 0 and the error class at offset 12.
  *
  * Records are little-endian; a string is a u32 byte length and UTF-8 bytes.
- *   request:      see request.c (u8 profile, u8 response_has_body, str method,
- *                 u8 is_uri, str target, u32 n|0xFFFFFFFF, n x (str key, u8 has_value,
- *                 [str value]), then ops: 1 set / 2 add (str key, u32 n, n x str),
- *                 3 delete (str key, u8 via_aset), 4 form (pairs, u8 has_sep, [str sep]),
- *                 5 body (u8 has, [str]), 6 exec (str version), 7 get (str key),
- *                 8 dump, 9 query (u8 kind, str arg), 10 raw set (str downcased
- *                 key, str value), 0 end)
+ *   request, pairs: see request_record.c
  *   header query: u8 profile, u8 kind, str arg, u32 n, n x (str downcased key,
  *                 u32 m, m x str value): a response's fields (binary strings)
- *   pairs:        u32 n, n x (str key, u8 kind: 0 nil | 1 str | 2 u32 m, m x (u8, [str]))
+ *   response-parser config (NH_CONFIG_LEN bytes): u8 profile, u8 body_allowed,
+ *                 u8 decode, u8 flags (NH_CFG_*), then u64 max_header_bytes,
+ *                 max_fields, max_body_bytes, max_inflated_bytes (each u32 low,
+ *                 u32 high; all ones = unlimited), and u64 stream_offset
+ *                 (nh_resp_set_stream_offset; all ones: 0 for a new parser or a
+ *                 one-shot parse, unchanged for a reset)
+ *   response events (nh_wasm_resp_feed, nh_wasm_resp_parse): u32 address of
+ *                 the input bytes, u32 address of the parser's decoded data,
+ *                 then the events of nh_resp_feed (NH_EV_*) and a 0 byte
  * Text results come as a table: u32 n, n x u32 UTF-16 length, then the UTF-8
  * text of all n strings, so the JS side decodes once and slices. */
 #include <stdlib.h>
@@ -43,7 +47,7 @@ EXPORT(nh_ctx_free) void nh_ctx_free(nh_ctx *c)
     nh_buf_free(&c->in);
     nh_buf_free(&c->tmp);
     nh_buf_free(&c->tmp2);
-    nh_req_free(c->req);
+    nh_request_free(c->req);
     nh_resp_free(c->oneshot);
     free(c);
 }
@@ -64,7 +68,7 @@ EXPORT(nh_ctx_trim) void nh_ctx_trim(nh_ctx *c, size_t keep)
     for (size_t i = 0; i < sizeof bs / sizeof bs[0]; i++)
         if (bs[i]->cap > keep)
             nh_buf_free(bs[i]);
-    nh_req_free(c->req);
+    nh_request_free(c->req);
     c->req = NULL;
 }
 
@@ -113,9 +117,9 @@ static int table_add(nh_ctx *c, size_t mark)
 EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
 {
     begin(c);
-    if (!c->req && !(c->req = nh_req_new()))
+    if (!c->req && !(c->req = nh_request_new()))
         return NH_NOMEM;
-    return nh_request_run(c->req, c->in.data, len, &c->out, &c->err);
+    return nh_request_replay(c->req, &c->tmp, &c->tmp2, c->in.data, len, &c->out, &c->err);
 }
 
 /* input: the ruby.wasm bridge's request record.  output: the head. */
@@ -130,7 +134,7 @@ EXPORT(nh_wasm_encode_www_form) int nh_wasm_encode_www_form(nh_ctx *c, size_t le
 {
     begin(c);
     nh_reader r = {c->in.data, c->in.data + len, 0};
-    int rc = nh_form_write(&c->out, &r);
+    int rc = nh_form_record_write(&r, &c->tmp, &c->out);
     if (!rc && r.bad)
         return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed form record");
     return rc;
@@ -290,4 +294,123 @@ EXPORT(nh_wasm_header_query) int nh_wasm_header_query(nh_ctx *c, size_t len)
         rc = nh_header_query(&h, kind, arg, al, &c->out, &c->err);
     nh_headers_free(&h);
     return rc;
+}
+
+/* ---- the response parser (response.c) ---- */
+
+static uint64_t rd_u64(nh_reader *r)
+{
+    uint64_t lo = nh_rd_u32(r);
+    uint64_t hi = nh_rd_u32(r);
+    return lo | hi << 32;
+}
+
+static int read_config(nh_reader *r, nh_resp_config *cfg, uint64_t *offset)
+{
+    nh_resp_config_default(cfg);
+    cfg->profile = nh_rd_u8(r) ? NH_PROFILE_34 : NH_PROFILE_40;
+    cfg->body_allowed = nh_rd_u8(r) != 0;
+    cfg->decode = nh_rd_u8(r) != 0;
+    uint8_t flags = nh_rd_u8(r);
+    cfg->skip_interim = (flags & NH_CFG_SKIP_INTERIM) != 0;
+    cfg->strict = (flags & NH_CFG_STRICT) != 0;
+    cfg->max_header_bytes = rd_u64(r);
+    cfg->max_fields = rd_u64(r);
+    cfg->max_body_bytes = rd_u64(r);
+    cfg->max_inflated_bytes = rd_u64(r);
+    *offset = rd_u64(r);
+    return r->bad ? -1 : 0;
+}
+
+/* Reads the config record at the start of the input into p (reset); fresh:
+ * a new stream, whose position starts at 0 unless the record says. */
+static int configure(nh_ctx *c, size_t len, nh_resp *p, int fresh)
+{
+    nh_reader r = {c->in.data, c->in.data + len, 0};
+    nh_resp_config cfg;
+    uint64_t offset;
+    if (len < NH_CONFIG_LEN || read_config(&r, &cfg, &offset))
+        return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed response-parser record");
+    nh_resp_reset(p, &cfg);
+    if (offset != UINT64_MAX || fresh)
+        nh_resp_set_stream_offset(p, offset == UINT64_MAX ? 0 : offset);
+    return NH_OK;
+}
+
+/* input: config.  output: u32 the parser's address. */
+EXPORT(nh_wasm_resp_new) int nh_wasm_resp_new(nh_ctx *c, size_t len)
+{
+    begin(c);
+    nh_resp *p = nh_resp_new();
+    if (!p)
+        return NH_NOMEM;
+    int rc = configure(c, len, p, 1);
+    if (rc) {
+        nh_resp_free(p);
+        return rc;
+    }
+    return nh_put_u32(&c->out, (uint32_t)(uintptr_t)p);
+}
+
+/* input: config. */
+EXPORT(nh_wasm_resp_reset) int nh_wasm_resp_reset(nh_ctx *c, size_t len, nh_resp *p)
+{
+    begin(c);
+    return configure(c, len, p, 0);
+}
+
+EXPORT(nh_wasm_resp_free) int nh_wasm_resp_free(nh_ctx *c, size_t len, nh_resp *p)
+{
+    (void)len;
+    begin(c);
+    nh_resp_free(p);
+    return NH_OK;
+}
+
+static int run(nh_ctx *c, nh_resp *p, const uint8_t *bytes, size_t n, int eof)
+{
+    if (nh_put_u32(&c->out, 0) || nh_put_u32(&c->out, 0))
+        return NH_NOMEM;
+    int rc = nh_resp_feed(p, bytes, n, eof, &c->out, &c->out, &c->err);
+    if (rc)
+        return rc;
+    if (nh_buf_putc(&c->out, 0))
+        return NH_NOMEM;
+    uint32_t a = (uint32_t)(uintptr_t)bytes, d = (uint32_t)(uintptr_t)nh_resp_data(p);
+    uint8_t *o = c->out.data;
+    for (int i = 0; i < 4; i++) {
+        o[i] = (uint8_t)(a >> (8 * i));
+        o[4 + i] = (uint8_t)(d >> (8 * i));
+    }
+    return NH_OK;
+}
+
+/* input: the bytes.  output: events. */
+EXPORT(nh_wasm_resp_feed) int nh_wasm_resp_feed(nh_ctx *c, size_t len, nh_resp *p, int eof)
+{
+    begin(c);
+    return run(c, p, c->in.data, len, eof);
+}
+
+/* One-shot: input config + the whole response (the stream ends after it).
+ * The parser is kept for the next call. */
+EXPORT(nh_wasm_resp_parse) int nh_wasm_resp_parse(nh_ctx *c, size_t len)
+{
+    begin(c);
+    if (!c->oneshot && !(c->oneshot = nh_resp_new()))
+        return NH_NOMEM;
+    int rc = configure(c, len, c->oneshot, 1);
+    if (rc)
+        return rc;
+    return run(c, c->oneshot, c->in.data + NH_CONFIG_LEN, len - NH_CONFIG_LEN, 1);
+}
+
+/* Gives back the one-shot parser's memory after an unusually large message. */
+EXPORT(nh_wasm_resp_trim) int nh_wasm_resp_trim(nh_ctx *c, size_t len)
+{
+    (void)len;
+    begin(c);
+    nh_resp_free(c->oneshot);
+    c->oneshot = NULL;
+    return NH_OK;
 }

@@ -2,7 +2,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nethttp.h"
+#include "internal.h"
+
+/* the functions themselves, not internal.h's inline fast paths */
+#undef nh_buf_append
+#undef nh_buf_putc
 
 /* Reserving, even 0 bytes, leaves b->data non-NULL, so callers may form
  * b->data + offset without a NULL check. */

@@ -7,12 +7,11 @@
  * applies to.  MRI maps strings code point by code point (Onigmo's
  * onigenc_unicode_case_map has no context rules: no final sigma, no
  * language-specific rules unless asked for), which the generator checks. */
-#include "nethttp.h"
+#include "internal.h"
 #include "casemap_tables.h"
 
 /* Defined in rstring.c: length of the valid UTF-8 character at s (1..4) with
  * its code point in *cp, or 0 if the bytes at s do not start one. */
-int nh_utf8_char(const uint8_t *s, size_t n, uint32_t *cp);
 
 static unsigned profile_bit(int profile)
 {

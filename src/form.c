@@ -218,39 +218,40 @@ int nh_decode_www_form(nh_buf *out, nh_error *err, const uint8_t *s, size_t n,
     return NH_OK;
 }
 
-int nh_form_write(nh_buf *out, nh_reader *r)
+int nh_form_put_pair(nh_buf *out, size_t index, const nh_form_pair *fp)
 {
-    uint32_t npairs = nh_rd_u32(r);
-    for (uint32_t i = 0; i < npairs && !r->bad; i++) {
-        size_t klen, vlen;
-        const uint8_t *k = nh_rd_str(r, &klen);
-        uint8_t kind = nh_rd_u8(r);
-        if (i > 0 && nh_buf_putc(out, '&'))
+    const uint8_t *k = fp->key.ptr;
+    size_t klen = fp->key.len;
+    if (index > 0 && nh_buf_putc(out, '&'))
+        return NH_NOMEM;
+    if (!fp->values) {
+        if (nh_encode_www_form_component(out, k, klen))
             return NH_NOMEM;
-        if (kind == 0) {
-            if (nh_encode_www_form_component(out, k, klen))
-                return NH_NOMEM;
-        } else if (kind == 1) {
-            const uint8_t *v = nh_rd_str(r, &vlen);
-            if (nh_encode_www_form_component(out, k, klen) || nh_buf_putc(out, '=') ||
-                nh_encode_www_form_component(out, v, vlen))
-                return NH_NOMEM;
-        } else {
-            /* v.to_ary.map { |w| ... unless w.nil? }.join('&'): a nil
-             * element maps to nil, which joins as an empty string. */
-            uint32_t m = nh_rd_u32(r);
-            for (uint32_t j = 0; j < m && !r->bad; j++) {
-                if (j > 0 && nh_buf_putc(out, '&'))
-                    return NH_NOMEM;
-                if (nh_rd_u8(r) == 0)
-                    continue;
-                const uint8_t *v = nh_rd_str(r, &vlen);
-                if (nh_encode_www_form_component(out, k, klen) || nh_buf_putc(out, '=') ||
-                    nh_encode_www_form_component(out, v, vlen))
-                    return NH_NOMEM;
-            }
-        }
+        if (fp->value.ptr && (nh_buf_putc(out, '=') ||
+                              nh_encode_www_form_component(out, fp->value.ptr, fp->value.len)))
+            return NH_NOMEM;
+        return NH_OK;
     }
+    /* v.to_ary.map { |w| ... unless w.nil? }.join('&'): a nil
+     * element maps to nil, which joins as an empty string. */
+    for (size_t j = 0; j < fp->nvalues; j++) {
+        if (j > 0 && nh_buf_putc(out, '&'))
+            return NH_NOMEM;
+        const nh_str *w = &fp->values[j];
+        if (!w->ptr)
+            continue;
+        if (nh_encode_www_form_component(out, k, klen) || nh_buf_putc(out, '=') ||
+            nh_encode_www_form_component(out, w->ptr, w->len))
+            return NH_NOMEM;
+    }
+    return NH_OK;
+}
+
+int nh_encode_www_form(nh_buf *out, const nh_form_pair *params, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (nh_form_put_pair(out, i, &params[i]))
+            return NH_NOMEM;
     return NH_OK;
 }
 

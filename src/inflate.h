@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "nethttp.h"
+#include "internal.h"
 
 #define NH_INFLATE_WSIZE 32768u
 /* Decode table sizes: root lookups of 11 bits (literal/length) and 8 bits

@@ -6,6 +6,12 @@
 
 #include "nethttp.h"
 
+int nh_buf_reserve(nh_buf *b, size_t extra);
+int nh_buf_append(nh_buf *b, const void *p, size_t n);
+int nh_buf_putc(nh_buf *b, uint8_t c);
+/* Sets the error class, replaces `out` with the message and returns NH_ERROR. */
+int nh_fail(nh_buf *out, nh_error *err, int cls, const char *msg);
+
 /* Inline fast paths of nh_buf_append / nh_buf_putc for the codec's hot
  * loops; they fall back to the functions in buf.c to grow the buffer. */
 static inline int nh_buf_append_fast(nh_buf *b, const void *p, size_t n)
@@ -32,8 +38,89 @@ static inline int nh_buf_putc_fast(nh_buf *b, uint8_t c)
 #define nh_buf_append(b, p, n) nh_buf_append_fast(b, p, n)
 #define nh_buf_putc(b, c) nh_buf_putc_fast(b, c)
 
+/* ---- Ruby String semantics (rstring.c, casemap.c) ---- */
+
+/* String#downcase / String#capitalize with full Unicode case mapping, as
+ * the profile's Ruby does it.  `s` must be valid UTF-8.  Appends to out. */
+int nh_utf8_downcase(nh_buf *out, const uint8_t *s, size_t n, int profile);
+int nh_utf8_capitalize(nh_buf *out, const uint8_t *s, size_t n, int profile);
+/* ASCII-only variants, as Ruby applies them to binary (ASCII-8BIT) strings. */
+int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n);
+int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n);
+/* 1 if String#inspect shows code point `cp` literally in a UTF-8 string. */
+int nh_unicode_printable(uint32_t cp, int profile);
+/* String#inspect / String#dump of a UTF-8 string (utf8 = 1) or of a binary
+ * string (utf8 = 0).  Appends the quoted form to out. */
+int nh_inspect(nh_buf *out, const uint8_t *s, size_t n, int utf8, int profile);
+int nh_dump(nh_buf *out, const uint8_t *s, size_t n, int utf8);
+/* String#scrub: replaces each invalid UTF-8 sequence with U+FFFD. */
+int nh_scrub_utf8(nh_buf *out, const uint8_t *s, size_t n);
+/* Decodes one UTF-8 character at s: its length, or 0 when invalid. */
+int nh_utf8_char(const uint8_t *s, size_t n, uint32_t *cp);
+/* 1 if s is valid UTF-8. */
+int nh_utf8_valid(const uint8_t *s, size_t n);
+/* String#strip: the [start, end) range that remains. */
+void nh_strip(const uint8_t *s, size_t n, size_t *start, size_t *end);
+
+/* ---- Header store (header.c): Net::HTTPHeader ---- */
+
+/* Fields keyed by their downcased name, each with a list of values, in
+ * first-insertion order, as the Hash inside Net::HTTPHeader keeps them. */
+typedef struct nh_field {
+    uint32_t name_off, name_len; /* downcased name, in the store's bytes */
+    uint32_t head, tail;         /* value list, NH_NIL-terminated */
+    uint32_t nvals;
+    uint32_t live;
+} nh_field;
+
+typedef struct nh_value {
+    uint32_t off, len, next;
+} nh_value;
+
+#define NH_NIL UINT32_MAX
+
+typedef struct nh_headers {
+    nh_buf bytes;      /* names and values */
+    nh_field *fields;
+    uint32_t nfields, capfields, nlive;
+    nh_value *vals;
+    uint32_t nvals, capvals;
+    uint32_t *index;   /* open addressing: field index + 1, 0 empty */
+    uint32_t index_cap;
+    int profile;
+    int binary;        /* names read from the wire: ASCII-only case mapping */
+} nh_headers;
+
+void nh_headers_init(nh_headers *h, int profile, int binary);
+void nh_headers_free(nh_headers *h);
+void nh_headers_reset(nh_headers *h);
+/* Downcases `key` as Net::HTTPHeader does (key.downcase) into `out`. */
+int nh_headers_key(const nh_headers *h, nh_buf *out, const uint8_t *key, size_t klen);
+/* Index of the live field with downcased name `lkey`, or -1. */
+long nh_headers_find(const nh_headers *h, const uint8_t *lkey, size_t llen);
+/* The Hash operations behind []=, add_field and delete; `lkey` downcased.
+ * set replaces the values (keeping the position of an existing key). */
+int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen);
+int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen);
+int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen);
+/* Appends v1, v2, ... joined with ", " (what self[key] returns). */
+int nh_headers_join(const nh_headers *h, long field, nh_buf *out);
+/* Appends "Name: v1, v2\r\n" for every field (each_capitalized). */
+int nh_headers_write(const nh_headers *h, nh_buf *out);
+
+/* ---- Typed readers (header_fields.c): Net::HTTPHeader#range & co ---- */
+
+/* Kinds: NH_HQ_* (schema.h). */
+/* Runs a reader over the store.  Out: u8 tag (0 nil or false, 1 a value or
+ * true), u32 n, n x (u32 length, bytes).  Raises as MRI does
+ * (Net::HTTPHeaderSyntaxError, NoMethodError). */
+int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t alen, nh_buf *out,
+                    nh_error *err);
+
+/* ---- Records (abi.c, request_record.c) ---- */
+
 /* A bounds-checked reader over the little-endian input records that the
- * JS layer writes (see abi.c for the layout). */
+ * JS layer writes (layouts in abi.c and request_record.c). */
 typedef struct nh_reader {
     const uint8_t *p, *end;
     int bad;
@@ -112,11 +199,23 @@ static inline int nh_hex_val(uint8_t c)
     return -1;
 }
 
-/* Form pairs as encoded by the JS layer: u32 count, then per pair a key
- * string and a kind byte: 0 nil, 1 a value string, 2 an array (u32 count,
- * then per element a byte 0 nil / 1 followed by a string). Writes
- * URI.encode_www_form of them. */
-int nh_form_write(nh_buf *out, nh_reader *r);
+/* Appends one [key, value] of encode_www_form's params, after a '&' unless
+ * it is the first (index 0). */
+int nh_form_put_pair(nh_buf *out, size_t index, const nh_form_pair *fp);
+/* Appends URI.encode_www_form of the form pairs the JS layer encodes
+ * (request_record.c), pair by pair; elems: scratch for Array elements. */
+int nh_form_record_write(nh_reader *r, nh_buf *elems, nh_buf *out);
+/* set_form_data with the query already encode_www_form'ed. */
+int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, nh_str sep,
+                              nh_buf *out, nh_error *err);
+/* Replays a request record (request_record.c) on q and performs its final
+ * operation. */
+int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const uint8_t *in,
+                      size_t len, nh_buf *out, nh_error *err);
+/* What the record's helpers reach: @header[lkey] = [value], and the store. */
+int nh_request_set_raw(nh_request *q, nh_str lkey, nh_str value);
+nh_headers *nh_request_headers(nh_request *q);
+
 /* query.gsub!(/&/, sep), with sep's backslash sequences as Ruby's
  * replacement strings read them. */
 int nh_form_gsub_sep(nh_buf *out, nh_error *err, const uint8_t *q, size_t qlen,
@@ -148,7 +247,7 @@ typedef struct nh_ctx {
     nh_buf in;
     nh_buf tmp;
     nh_buf tmp2;
-    nh_req *req;      /* request scratch state, reused */
+    nh_request *req;  /* the request replayed by nh_wasm_request, reused */
     nh_resp *oneshot; /* the one-shot response parser, reused */
 } nh_ctx;
 

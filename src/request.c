@@ -1,16 +1,14 @@
 /* Net::HTTPGenericRequest: building a request as Ruby user code does and
- * writing what #exec(sock, ver, path) puts on the wire.
- *
- * The request arrives as a log of the calls made on it (see abi.c for the
- * record layout); it is replayed from the start on every call, so no state
- * lives between calls. */
+ * writing what #exec(sock, ver, path) puts on the wire.  One function per
+ * method of the Ruby object (nethttp.h); the wasm ABI's record of the calls
+ * made on a request is replayed through them (request_record.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bridge.h"
 #include "internal.h"
 
-struct nh_req {
+struct nh_request {
     nh_headers h;
     nh_buf key;    /* scratch: a downcased key */
     nh_buf path;
@@ -24,7 +22,7 @@ struct nh_req {
     size_t method_len;
 };
 
-typedef struct nh_req req;
+typedef struct nh_request req;
 
 static int has_crlf(const uint8_t *s, size_t n)
 {
@@ -74,7 +72,7 @@ static int init_header(req *q, nh_buf *out, nh_error *err, const uint8_t *k, siz
     nh_strip(v, vlen, &a, &b);
     v += a;
     vlen = b - a;
-    if (klen > 1024) {
+    if (klen > NH_INIT_KEY_MAX) {
         out->len = 0;
         if (nh_put_str(out, "too long (") || nh_put_uint(out, klen) ||
             nh_put_str(out, " bytes) header: ") ||
@@ -83,7 +81,7 @@ static int init_header(req *q, nh_buf *out, nh_error *err, const uint8_t *k, siz
         err->cls = NH_E_ARGUMENT;
         return NH_ERROR;
     }
-    if (vlen > 65536) {
+    if (vlen > NH_INIT_VALUE_MAX) {
         out->len = 0;
         if (nh_put_str(out, "header ") || nh_buf_append(out, k, klen) ||
             nh_put_str(out, " has too long field value: ") || nh_put_uint(out, vlen))
@@ -144,163 +142,199 @@ static int fail(nh_buf *out, nh_error *err, const char *msg)
     return nh_fail(out, err, NH_E_ARGUMENT, msg);
 }
 
-/* Net::HTTPGenericRequest#initialize */
-static int construct(req *q, nh_reader *r, nh_buf *out, nh_error *err)
+static int reset(req *q)
 {
-    size_t tlen;
-    q->profile = nh_rd_u8(r) == 1 ? NH_PROFILE_34 : NH_PROFILE_40;
+    q->key.len = q->path.len = q->body.len = q->host.len = 0;
+    q->has_body = 0;
+    q->decode_content = 0;
+    return NH_OK;
+}
+
+/* Net::HTTPGenericRequest#initialize */
+int nh_request_init(nh_request *q, int profile, nh_str method, nh_str target, int is_uri,
+                    int body_permitted, const nh_str *init, size_t ninit, nh_buf *out, nh_error *err)
+{
+    reset(q);
+    err->cls = NH_E_NONE;
+    q->profile = profile == NH_PROFILE_34 ? NH_PROFILE_34 : NH_PROFILE_40;
     nh_headers_reset(&q->h);
     q->h.profile = q->profile;
     q->h.binary = 0;
-    int response_has_body = nh_rd_u8(r);
-    q->method = nh_rd_str(r, &q->method_len);
-    uint8_t is_uri = nh_rd_u8(r);
-    const uint8_t *target = nh_rd_str(r, &tlen);
-    if (r->bad)
-        return nh_fail(out, err, NH_E_TYPE, "malformed request record");
+    q->method = method.ptr ? method.ptr : (const uint8_t *)"";
+    q->method_len = method.len;
+    const uint8_t *tp = target.ptr ? target.ptr : (const uint8_t *)"";
+    size_t tlen = target.len;
 
-    nh_uri *up = &q->uri;
+    nh_uri *u = &q->uri;
     nh_buf *host = &q->host;
     int rc = NH_OK;
-#define u (*up)
     if (is_uri) {
-        rc = nh_uri_parse(&u, out, err, target, tlen);
-        if (rc)
-            goto done;
-        if (!u.is_http) {
-            rc = fail(out, err, "not an HTTP URI");
-            goto done;
-        }
-        size_t hl = u.host_len;
-        if (q->profile == NH_PROFILE_34 && hl >= 2 && u.host[0] == '[' && u.host[hl - 1] == ']')
+        if ((rc = nh_uri_parse(u, out, err, tp, tlen)))
+            return rc;
+        if (!u->is_http)
+            return fail(out, err, "not an HTTP URI");
+        size_t hl = u->host_len;
+        if (q->profile == NH_PROFILE_34 && hl >= 2 && u->host[0] == '[' && u->host[hl - 1] == ']')
             hl -= 2;
-        if (!u.has_host || hl == 0) {
-            rc = fail(out, err, "no host component for URI");
-            goto done;
-        }
+        if (!u->has_host || hl == 0)
+            return fail(out, err, "no host component for URI");
         /* URI::HTTP#request_uri */
-        if (u.path_len == 0 || u.path[0] != '/')
+        if (u->path_len == 0 || u->path[0] != '/')
             rc = nh_buf_putc(&q->path, '/');
-        if (rc || nh_buf_append(&q->path, u.path, u.path_len) ||
-            (u.has_query && (nh_buf_putc(&q->path, '?') ||
-                             nh_buf_append(&q->path, u.query.data, u.query.len)))) {
-            rc = NH_NOMEM;
-            goto done;
-        }
-        if ((rc = build_host(q, &u, host)))
-            goto done;
+        if (rc || nh_buf_append(&q->path, u->path, u->path_len) ||
+            (u->has_query && (nh_buf_putc(&q->path, '?') ||
+                              nh_buf_append(&q->path, u->query.data, u->query.len))))
+            return NH_NOMEM;
+        if ((rc = build_host(q, u, host)))
+            return rc;
     } else {
-        if (tlen == 0) {
-            rc = fail(out, err, "HTTP request path is empty");
-            goto done;
-        }
-        if ((rc = nh_buf_append(&q->path, target, tlen)))
-            goto done;
+        if (tlen == 0)
+            return fail(out, err, "HTTP request path is empty");
+        if ((rc = nh_buf_append(&q->path, tp, tlen)))
+            return rc;
     }
 
-    /* initheader: u32 count (NH_NIL for none), then key, flag, value. */
-    uint32_t ninit = nh_rd_u32(r);
+    /* initheader: key, value pairs (a NULL value is nil) */
     int default_ae = 1;
-    const uint8_t *init_at = r->p;
-    if (ninit != NH_NIL) {
-        for (uint32_t i = 0; i < ninit && !r->bad; i++) {
-            size_t kl, vl;
-            const uint8_t *k = nh_rd_str(r, &kl);
-            if (nh_rd_u8(r))
-                nh_rd_str(r, &vl);
-            if ((rc = downcase_key(q, k, kl)))
-                goto done;
+    if (ninit != NH_NO_INITHEADER) {
+        for (size_t i = 0; i < ninit; i++) {
+            if ((rc = downcase_key(q, init[2 * i].ptr, init[2 * i].len)))
+                return rc;
             if ((q->key.len == 15 && memcmp(q->key.data, "accept-encoding", 15) == 0) ||
                 (q->key.len == 5 && memcmp(q->key.data, "range", 5) == 0))
                 default_ae = 0;
         }
-        r->p = init_at;
-        for (uint32_t i = 0; i < ninit && !r->bad; i++) {
-            size_t kl, vl = 0;
-            const uint8_t *k = nh_rd_str(r, &kl), *v = NULL;
-            if (nh_rd_u8(r))
-                v = nh_rd_str(r, &vl);
-            if (v && (rc = init_header(q, out, err, k, kl, v, vl)))
-                goto done;
+        for (size_t i = 0; i < ninit; i++) {
+            const nh_str *k = &init[2 * i], *v = &init[2 * i + 1];
+            if (v->ptr && (rc = init_header(q, out, err, k->ptr, k->len, v->ptr, v->len)))
+                return rc;
         }
-    }
-    if (r->bad) {
-        rc = nh_fail(out, err, NH_E_TYPE, "malformed request record");
-        goto done;
     }
     q->decode_content = 0;
     if (default_ae) {
-        q->decode_content = response_has_body;
+        q->decode_content = body_permitted;
         static const char ae[] = "gzip;q=1.0,deflate;q=0.6,identity;q=0.3";
         if ((rc = set_lower(q, "accept-encoding", (const uint8_t *)ae, sizeof ae - 1)))
-            goto done;
+            return rc;
     }
     if (find_key(q, "accept") < 0 && (rc = set_lower(q, "accept", (const uint8_t *)"*/*", 3)))
-        goto done;
+        return rc;
     if (find_key(q, "user-agent") < 0 &&
         (rc = set_lower(q, "user-agent", (const uint8_t *)"Ruby", 4)))
-        goto done;
+        return rc;
     if (is_uri && find_key(q, "host") < 0)
         rc = set_lower(q, "host", host->data ? host->data : (const uint8_t *)"", host->len);
-done:
-#undef u
     return rc;
 }
 
-static int values_ok(nh_reader *r, uint32_t n, nh_buf *out, nh_error *err)
+/* req[key] = values (set = 1) or add_field(key, value) for each value. */
+static int store(req *q, int set, nh_str key, const nh_str *values, size_t n, nh_buf *out,
+                 nh_error *err)
 {
-    nh_reader peek = *r;
-    for (uint32_t i = 0; i < n && !peek.bad; i++) {
-        size_t vl;
-        const uint8_t *v = nh_rd_str(&peek, &vl);
-        if (has_crlf(v, vl))
+    for (size_t i = 0; i < n; i++)
+        if (has_crlf(values[i].ptr, values[i].len))
             return fail(out, err, "header field value cannot include CR/LF");
-    }
-    return NH_OK;
-}
-
-static int push_values(req *q, nh_reader *r, long fi, uint32_t n)
-{
-    for (uint32_t i = 0; i < n && !r->bad; i++) {
-        size_t vl;
-        const uint8_t *v = nh_rd_str(r, &vl);
-        if (nh_headers_push(&q->h, fi, v, vl))
+    if (downcase_key(q, key.ptr, key.len))
+        return NH_NOMEM;
+    long fi = set ? -1 : nh_headers_find(&q->h, q->key.data, q->key.len);
+    if (fi < 0 && (fi = nh_headers_set(&q->h, q->key.data, q->key.len)) < 0)
+        return NH_NOMEM;
+    if (set && q->key.len == 15 && memcmp(q->key.data, "accept-encoding", 15) == 0)
+        q->decode_content = 0;
+    for (size_t i = 0; i < n; i++)
+        if (nh_headers_push(&q->h, fi, values[i].ptr, values[i].len))
             return NH_NOMEM;
-    }
     return NH_OK;
 }
 
-enum {
-    OP_END = 0,
-    OP_SET = 1,
-    OP_ADD = 2,
-    OP_DELETE = 3,
-    OP_FORM = 4,
-    OP_BODY = 5,
-    OP_EXEC = 6,
-    OP_GET = 7,
-    OP_DUMP = 8,
-    OP_QUERY = 9,
-    OP_SET_RAW = 10
-};
+int nh_request_set(nh_request *q, nh_str key, const nh_str *values, size_t n, nh_buf *out,
+                   nh_error *err)
+{
+    return store(q, 1, key, values, n, out, err);
+}
 
-static int set_form(req *q, nh_reader *r, nh_buf *out, nh_error *err)
+int nh_request_add_field(nh_request *q, nh_str key, const nh_str *values, size_t n, nh_buf *out,
+                         nh_error *err)
+{
+    return store(q, 0, key, values, n, out, err);
+}
+
+int nh_request_delete(nh_request *q, nh_str key, int via_aset)
+{
+    if (downcase_key(q, key.ptr, key.len))
+        return NH_NOMEM;
+    /* req[key] = nil turns decode_content off, as []= does */
+    if (via_aset && q->key.len == 15 && memcmp(q->key.data, "accept-encoding", 15) == 0)
+        q->decode_content = 0;
+    nh_headers_delete(&q->h, q->key.data, q->key.len);
+    return NH_OK;
+}
+
+int nh_request_set_raw(nh_request *q, nh_str lkey, nh_str value)
+{
+    long fi = nh_headers_set(&q->h, lkey.ptr, lkey.len);
+    return fi < 0 ? NH_NOMEM : nh_headers_push(&q->h, fi, value.ptr, value.len);
+}
+
+int nh_request_set_body(nh_request *q, nh_str body)
+{
+    q->has_body = body.ptr != NULL;
+    q->body.len = 0;
+    return q->has_body ? nh_buf_append(&q->body, body.ptr, body.len) : NH_OK;
+}
+
+int nh_request_get(nh_request *q, nh_str key, nh_buf *out)
+{
+    if (downcase_key(q, key.ptr, key.len))
+        return NH_NOMEM;
+    long fi = nh_headers_find(&q->h, q->key.data, q->key.len);
+    if (fi < 0)
+        return 0;
+    return nh_headers_join(&q->h, fi, out) ? NH_NOMEM : 1;
+}
+
+int nh_request_decode_content(const nh_request *q)
+{
+    return q->decode_content;
+}
+
+nh_str nh_request_path(const nh_request *q)
+{
+    nh_str s = {q->path.data ? q->path.data : (const uint8_t *)"", q->path.len};
+    return s;
+}
+
+nh_headers *nh_request_headers(nh_request *q)
+{
+    return &q->h;
+}
+
+/* def set_form_data(params, sep = '&')
+ *   query = URI.encode_www_form(params)
+ *   query.gsub!(/&/, sep) if sep != '&'
+ *   self.body = query
+ *   self.content_type = 'application/x-www-form-urlencoded'
+ * sep.ptr NULL: the default. */
+int nh_request_set_form_data(nh_request *q, const nh_form_pair *params, size_t n, nh_str sep,
+                             nh_buf *out, nh_error *err)
 {
     nh_buf query = {0};
-    int rc = nh_form_write(&query, r);
-    size_t sl = 0;
-    const uint8_t *sep = NULL;
-    if (nh_rd_u8(r))
-        sep = nh_rd_str(r, &sl);
-    q->body.len = 0;
-    if (!rc) {
-        if (sep && !(sl == 1 && sep[0] == '&'))
-            rc = nh_form_gsub_sep(&q->body, err, query.data ? query.data : (const uint8_t *)"",
-                                  query.len, sep, sl);
-        else
-            rc = nh_buf_append(&q->body, query.data, query.len);
-    }
+    int rc = nh_encode_www_form(&query, params, n);
+    if (!rc)
+        rc = nh_request_set_form_query(q, query.data, query.len, sep, out, err);
     nh_buf_free(&query);
+    return rc;
+}
+
+int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, nh_str sep,
+                              nh_buf *out, nh_error *err)
+{
+    int rc;
+    q->body.len = 0;
+    if (sep.ptr && !(sep.len == 1 && sep.ptr[0] == '&'))
+        rc = nh_form_gsub_sep(&q->body, err, query ? query : (const uint8_t *)"", qlen, sep.ptr, sep.len);
+    else
+        rc = nh_buf_append(&q->body, query, qlen);
     if (rc == NH_ERROR) { /* the message is in q->body */
         out->len = 0;
         rc = nh_buf_append(out, q->body.data, q->body.len) ? NH_NOMEM : NH_ERROR;
@@ -314,9 +348,10 @@ static int set_form(req *q, nh_reader *r, nh_buf *out, nh_error *err)
     return set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1);
 }
 
-/* Net::HTTPGenericRequest#exec -> send_request_with_body / write_header */
-static int exec_request(req *q, const uint8_t *ver, size_t vlen, nh_buf *out, nh_error *err)
+int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
 {
+    const uint8_t *ver = version.ptr ? version.ptr : (const uint8_t *)"";
+    size_t vlen = version.len;
     if (q->has_body) {
         nh_buf num = {0};
         int rc = nh_put_uint(&num, q->body.len);
@@ -347,35 +382,12 @@ static int exec_request(req *q, const uint8_t *ver, size_t vlen, nh_buf *out, nh
     return NH_OK;
 }
 
-/* Output of OP_DUMP: u32 count, then per field the downcased name, u32
- * value count and the values, each u32-length-prefixed. */
-static int dump_headers(req *q, nh_buf *out)
+nh_request *nh_request_new(void)
 {
-    out->len = 0;
-    if (nh_put_u32(out, q->h.nlive))
-        return NH_NOMEM;
-    for (uint32_t fi = 0; fi < q->h.nfields; fi++) {
-        const nh_field *f = &q->h.fields[fi];
-        if (!f->live)
-            continue;
-        if (nh_put_u32(out, f->name_len) ||
-            nh_buf_append(out, q->h.bytes.data + f->name_off, f->name_len) ||
-            nh_put_u32(out, f->nvals))
-            return NH_NOMEM;
-        for (uint32_t v = f->head; v != NH_NIL; v = q->h.vals[v].next)
-            if (nh_put_u32(out, q->h.vals[v].len) ||
-                nh_buf_append(out, q->h.bytes.data + q->h.vals[v].off, q->h.vals[v].len))
-                return NH_NOMEM;
-    }
-    return NH_OK;
+    return calloc(1, sizeof(nh_request));
 }
 
-nh_req *nh_req_new(void)
-{
-    return calloc(1, sizeof(nh_req));
-}
-
-void nh_req_free(nh_req *q)
+void nh_request_free(nh_request *q)
 {
     if (!q)
         return;
@@ -386,109 +398,6 @@ void nh_req_free(nh_req *q)
     nh_buf_free(&q->host);
     nh_uri_free(&q->uri);
     free(q);
-}
-
-int nh_request(const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err)
-{
-    nh_req *q = nh_req_new();
-    if (!q)
-        return NH_NOMEM;
-    int rc = nh_request_run(q, in, in_len, out, err);
-    nh_req_free(q);
-    return rc;
-}
-
-int nh_request_run(nh_req *qp, const uint8_t *in, size_t in_len, nh_buf *out, nh_error *err)
-{
-#define q (*qp)
-    q.key.len = q.path.len = q.body.len = q.host.len = 0;
-    q.has_body = 0;
-    q.decode_content = 0;
-    nh_reader r = {in, in + in_len, 0};
-    err->cls = NH_E_NONE;
-    int rc = construct(&q, &r, out, err);
-    while (rc == NH_OK) {
-        uint8_t op = r.bad ? OP_END : nh_rd_u8(&r);
-        size_t kl, vl;
-        const uint8_t *k;
-        if (r.bad) {
-            rc = nh_fail(out, err, NH_E_TYPE, "malformed request record");
-            break;
-        }
-        if (op == OP_END) {
-            out->len = 0; /* decode_content, then path */
-            if (nh_buf_putc(out, (uint8_t)q.decode_content) ||
-                nh_buf_append(out, q.path.data, q.path.len))
-                rc = NH_NOMEM;
-            break;
-        }
-        if (op == OP_SET || op == OP_ADD) {
-            k = nh_rd_str(&r, &kl);
-            uint32_t n = nh_rd_u32(&r);
-            if ((rc = values_ok(&r, n, out, err)) || (rc = downcase_key(&q, k, kl)))
-                break;
-            long fi = op == OP_ADD ? nh_headers_find(&q.h, q.key.data, q.key.len) : -1;
-            if (fi < 0 && (fi = nh_headers_set(&q.h, q.key.data, q.key.len)) < 0) {
-                rc = NH_NOMEM;
-                break;
-            }
-            if (op == OP_SET && q.key.len == 15 &&
-                memcmp(q.key.data, "accept-encoding", 15) == 0)
-                q.decode_content = 0;
-            rc = push_values(&q, &r, fi, n);
-        } else if (op == OP_DELETE) {
-            k = nh_rd_str(&r, &kl);
-            uint8_t via_aset = nh_rd_u8(&r); /* req[key] = nil, not req.delete(key) */
-            if (!(rc = downcase_key(&q, k, kl))) {
-                if (via_aset && q.key.len == 15 && memcmp(q.key.data, "accept-encoding", 15) == 0)
-                    q.decode_content = 0;
-                nh_headers_delete(&q.h, q.key.data, q.key.len);
-            }
-        } else if (op == OP_FORM) {
-            rc = set_form(&q, &r, out, err);
-        } else if (op == OP_BODY) {
-            q.has_body = nh_rd_u8(&r);
-            q.body.len = 0;
-            if (q.has_body) {
-                const uint8_t *b = nh_rd_str(&r, &vl);
-                rc = nh_buf_append(&q.body, b, vl);
-            }
-        } else if (op == OP_EXEC) {
-            const uint8_t *ver = nh_rd_str(&r, &vl);
-            rc = exec_request(&q, ver, vl, out, err);
-            break;
-        } else if (op == OP_GET) {
-            k = nh_rd_str(&r, &kl);
-            if ((rc = downcase_key(&q, k, kl)))
-                break;
-            long fi = nh_headers_find(&q.h, q.key.data, q.key.len);
-            out->len = 0;
-            rc = nh_buf_putc(out, fi >= 0);
-            if (!rc && fi >= 0)
-                rc = nh_headers_join(&q.h, fi, out);
-            break;
-        } else if (op == OP_SET_RAW) {
-            /* @header[lkey] = [value]: the helpers (basic_auth,
-             * set_content_type, set_range, content_length=) write the
-             * Hash directly, with no CR/LF check */
-            k = nh_rd_str(&r, &kl);
-            const uint8_t *v = nh_rd_str(&r, &vl);
-            long fi = nh_headers_set(&q.h, k, kl);
-            rc = fi < 0 ? NH_NOMEM : nh_headers_push(&q.h, fi, v, vl);
-        } else if (op == OP_QUERY) {
-            uint8_t kind = nh_rd_u8(&r);
-            const uint8_t *arg = nh_rd_str(&r, &vl);
-            rc = nh_header_query(&q.h, kind, arg, vl, out, err);
-            break;
-        } else if (op == OP_DUMP) {
-            rc = dump_headers(&q, out);
-            break;
-        } else {
-            rc = nh_fail(out, err, NH_E_TYPE, "malformed request record");
-        }
-    }
-    return rc;
-#undef q
 }
 
 /* The next "\n"-terminated line of a bridge record (0 at the end or when the

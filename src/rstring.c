@@ -4,7 +4,7 @@
  *
  * Every function is byte-exact with MRI 4.0 and 3.4 (checked against real
  * Ruby by tools/verify-rstring.mjs).  No locale or <ctype.h> is involved. */
-#include "nethttp.h"
+#include "internal.h"
 
 /* Result of MRI's rb_enc_precise_mbclen for UTF-8. */
 #define MB_NEEDMORE 0  /* a valid prefix cut short by the end of the string */
@@ -60,7 +60,6 @@ static int utf8_mbclen(const uint8_t *s, size_t n, uint32_t *cp)
 }
 
 /* Shared with casemap.c. */
-int nh_utf8_char(const uint8_t *s, size_t n, uint32_t *cp);
 int nh_utf8_char(const uint8_t *s, size_t n, uint32_t *cp)
 {
     int r = utf8_mbclen(s, n, cp);

@@ -1,7 +1,7 @@
 // The JS API's contract: argument types, Ruby-like conveniences, lazy state.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { builds } from './helpers/builds.mjs';
+import { builds } from './support/builds.mjs';
 
 const text = (b) => Buffer.from(b).toString('latin1');
 

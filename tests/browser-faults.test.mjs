@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startExampleServers } from '../examples/browser/serve.mjs';
 import { startChaos } from './fixtures/chaos/index.mjs';
-import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
+import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 
 const READ_TIMEOUT = 0.5;
 

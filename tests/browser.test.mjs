@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startExampleServers } from '../examples/browser/serve.mjs';
-import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
+import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 
 test('browser: Net::HTTP in ruby.wasm 4.0 over fetch(), and the JS API with fetch()', { skip, timeout: 180000 }, async () => {
   const servers = await startExampleServers();

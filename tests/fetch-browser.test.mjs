@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startExampleServers } from '../examples/browser/serve.mjs';
-import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
+import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 import { Request, URI } from '../js/index.mjs';
 
 const latin1 = (u8) => Buffer.from(u8).toString('latin1');

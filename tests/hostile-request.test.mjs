@@ -3,7 +3,7 @@
 // request_line.json and initheader.json in the differential suite.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { builds } from './helpers/builds.mjs';
+import { builds } from './support/builds.mjs';
 
 const text = (b) => Buffer.from(b).toString('latin1');
 

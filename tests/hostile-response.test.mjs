@@ -1,11 +1,11 @@
 // Hostile responses: what the parser does with request-smuggling and
 // response-splitting shapes, oversized heads, huge chunk sizes and lengths,
 // and decompression bombs, by default (MRI's outcome, recorded from ruby.wasm
-// in tests/cases/response-hostile.expected.json) and in strict mode (RFC 9112).
+// in tests/cases/response_hostile.expected.json) and in strict mode (RFC 9112).
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync, deflateSync } from 'node:zlib';
-import { builds, freshApi } from './helpers/builds.mjs';
+import { builds, freshApi } from './support/builds.mjs';
 import { loadResponseCases, caseBytes, oursOneShot, oursIncremental, compact } from './oracle/response.mjs';
 
 const S = (m) => ({ error: ['Net::HTTPBadResponse', `${m} (strict)`] });
@@ -102,7 +102,7 @@ const text = (v) => (typeof v === 'string' ? v : Buffer.from(v.b64, 'base64').to
 
 describe('hostile response shapes', () => {
   test('every recorded shape has a strict outcome', () => {
-    assert.ok(hostile && hostile.expected, 'tests/cases/response-hostile.json is recorded');
+    assert.ok(hostile && hostile.expected, 'tests/cases/response_hostile.json is recorded');
     assert.deepEqual(hostile.cases.map(nameOf).sort(), Object.keys(STRICT).sort());
   });
 

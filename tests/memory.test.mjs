@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gzipSync } from 'node:zlib';
-import { builds, freshApi } from './helpers/builds.mjs';
+import { builds, freshApi } from './support/builds.mjs';
 
 const OPS = Number(process.env.NETHTTP_MEMORY_OPS || 1000000);
 const L = (s) => new Uint8Array(Buffer.from(s, 'latin1'));

@@ -9,7 +9,7 @@ import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startExampleServers } from '../examples/browser/serve.mjs';
-import { skip, launchChromium, newLoggedPage } from './helpers/chromium.mjs';
+import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 import { Request, URI, parseResponse } from '../js/index.mjs';
 
 const SHOT = process.env.NETHTTP_SCREENSHOT || fileURLToPath(new URL('../build/playground.png', import.meta.url));

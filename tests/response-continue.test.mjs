@@ -8,7 +8,7 @@
 // events, on both builds.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { builds } from './helpers/builds.mjs';
+import { builds } from './support/builds.mjs';
 
 const enc = (s) => new TextEncoder().encode(s);
 const CONT = 'HTTP/1.1 100 Continue\r\nX-Seen: 1\r\n\r\n';

@@ -1,6 +1,6 @@
 // ResponseParser fed in pieces gives what parseResponse gives for the whole
 // input (which tests/response.test.mjs checks against MRI), for every case
-// of tests/cases/response-*.json and for seeded random responses:
+// of tests/cases/response_*.json and for seeded random responses:
 //   - every single split point and byte-by-byte feeding, for inputs up to
 //     SMALL bytes; every pair of split points for inputs up to TINY bytes;
 //   - random partitions and fixed 16 KiB / 4 KiB / 1000-byte pieces for all;
@@ -9,9 +9,10 @@
 import { test, describe } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { builds } from './helpers/builds.mjs';
-import { bindResponse } from '../js/response.mjs';
-import { NetHttpError } from '../js/core.mjs';
+import { builds } from './support/builds.mjs';
+import { prng } from './support/prng.mjs';
+import { bindResponse } from '../js/response-parser.mjs';
+import { NetHttpError } from '../js/errors.mjs';
 import { loadResponseCases, oursOneShot, oursIncremental, caseBytes, randomResponseCases, randomDecodeCases } from './oracle/response.mjs';
 
 const apis = builds.map((b) => ({ name: b.name, api: { ...bindResponse(b.api.codec), NetHttpError } }));
@@ -19,16 +20,6 @@ const cases = loadResponseCases().flatMap((f) => f.cases);
 const SMALL = Number(process.env.NETHTTP_SPLIT_ALL_MAX || 600);
 const TINY = 40;
 const RANDOM = Number(process.env.NETHTTP_RANDOM_CASES || 300);
-
-function rng(seed) {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    return (x >>> 0) / 4294967296;
-  };
-}
 
 function plans(n, seed, full) {
   const out = [];
@@ -44,7 +35,7 @@ function plans(n, seed, full) {
       for (let i = size; i < n; i += size) p.push(i);
       out.push(p);
     }
-    const r = rng(seed);
+    const r = prng(seed);
     for (let k = 0; k < (n > SMALL ? 12 : 4); k++) {
       const cuts = new Set();
       const m = 1 + Math.floor(r() * Math.min(n - 1, 40));

@@ -1,6 +1,6 @@
 // Responses: parseResponse and ResponseParser against MRI.
 //
-//  1. every case in tests/cases/response-*.json, both builds, both profiles,
+//  1. every case in tests/cases/response_*.json, both builds, both profiles,
 //     against the recorded MRI results (.expected.json);
 //  2. the same cases run live through MRI (ruby.wasm 4.0 and 3.4, and the
 //     native ruby for content decoding), which must still give the fixtures;
@@ -21,9 +21,9 @@
 import { test, describe, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { builds } from './helpers/builds.mjs';
-import { bindResponse } from '../js/response.mjs';
-import { NetHttpError } from '../js/core.mjs';
+import { builds } from './support/builds.mjs';
+import { bindResponse } from '../js/response-parser.mjs';
+import { NetHttpError } from '../js/errors.mjs';
 import {
   loadResponseCases,
   oursOneShot,

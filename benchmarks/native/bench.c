@@ -9,17 +9,15 @@
 #include <time.h>
 
 #include "../../src/internal.h"
-#ifdef NH_HAVE_RESPONSE
 #include "bench_response.h"
-#endif
 
 typedef struct str {
     const uint8_t *p;
     size_t n;
 } str;
 
-static nh_buf rec, out, tmp;
-static nh_req *req_state;
+static nh_buf out, tmp;
+static nh_request *req_state;
 static nh_error err;
 
 static str field(FILE *f)
@@ -34,10 +32,9 @@ static str field(FILE *f)
     return (str){p, n};
 }
 
-static void put(nh_buf *b, str s)
+static nh_str view(str s)
 {
-    nh_put_u32(b, s.n);
-    nh_buf_append(b, s.p, s.n);
+    return (nh_str){s.p, s.n};
 }
 
 /* inputs */
@@ -48,54 +45,25 @@ static str pairs[16][5]; /* key, kind(0 nil 1 str 2 array), then up to 3 values 
 static size_t pair_nvals[16];
 static str fields[32][2];
 
+static nh_form_pair req_form[8];
+static nh_form_pair enc_pairs[16];
+static nh_str enc_values[16][3];
+
 static void op_request(void)
 {
-    rec.len = 0;
-    nh_buf_putc(&rec, 0);
-    nh_buf_putc(&rec, 1);
-    put(&rec, (str){(const uint8_t *)"POST", 4});
-    nh_buf_putc(&rec, 1);
-    put(&rec, uri);
-    nh_put_u32(&rec, UINT32_MAX);
-    nh_buf_putc(&rec, 1);
-    put(&rec, hname);
-    nh_put_u32(&rec, 1);
-    put(&rec, hvalue);
-    nh_buf_putc(&rec, 4);
-    nh_put_u32(&rec, nform);
-    for (size_t i = 0; i < nform; i++) {
-        put(&rec, form[i][0]);
-        nh_buf_putc(&rec, 1);
-        put(&rec, form[i][1]);
-    }
-    nh_buf_putc(&rec, 0);
-    nh_buf_putc(&rec, 6);
-    put(&rec, (str){(const uint8_t *)"1.1", 3});
-    if (nh_request_run(req_state, rec.data, rec.len, &out, &err))
+    nh_str hv = view(hvalue);
+    if (nh_request_init(req_state, NH_PROFILE_40, (nh_str){(const uint8_t *)"POST", 4}, view(uri), 1, 1,
+                        NULL, NH_NO_INITHEADER, &out, &err) ||
+        nh_request_set(req_state, view(hname), &hv, 1, &out, &err) ||
+        nh_request_set_form_data(req_state, req_form, nform, (nh_str){NULL, 0}, &out, &err) ||
+        nh_request_write(req_state, (nh_str){(const uint8_t *)"1.1", 3}, &out, &err))
         exit(3);
 }
 
 static void op_form_encode(void)
 {
-    rec.len = 0;
-    nh_put_u32(&rec, npairs);
-    for (size_t i = 0; i < npairs; i++) {
-        put(&rec, pairs[i][0]);
-        uint8_t kind = pairs[i][1].p[0] - '0';
-        nh_buf_putc(&rec, kind);
-        if (kind == 1)
-            put(&rec, pairs[i][2]);
-        if (kind == 2) {
-            nh_put_u32(&rec, pair_nvals[i]);
-            for (size_t j = 0; j < pair_nvals[i]; j++) {
-                nh_buf_putc(&rec, 1);
-                put(&rec, pairs[i][2 + j]);
-            }
-        }
-    }
-    nh_reader r = {rec.data, rec.data + rec.len, 0};
     out.len = 0;
-    nh_form_write(&out, &r);
+    nh_encode_www_form(&out, enc_pairs, npairs);
 }
 
 static void op_form_decode(void)
@@ -189,7 +157,21 @@ int main(int argc, char **argv)
     big = field(f);
     feed = (size_t)atoi((const char *)field(f).p);
     fclose(f);
-    req_state = nh_req_new();
+    for (size_t i = 0; i < nform; i++)
+        req_form[i] = (nh_form_pair){view(form[i][0]), view(form[i][1]), NULL, 0};
+    for (size_t i = 0; i < npairs; i++) {
+        uint8_t kind = pairs[i][1].p[0] - '0';
+        enc_pairs[i] = (nh_form_pair){view(pairs[i][0]), {NULL, 0}, NULL, 0};
+        if (kind == 1)
+            enc_pairs[i].value = view(pairs[i][2]);
+        if (kind == 2) {
+            for (size_t j = 0; j < pair_nvals[i]; j++)
+                enc_values[i][j] = view(pairs[i][2 + j]);
+            enc_pairs[i].values = enc_values[i];
+            enc_pairs[i].nvalues = pair_nvals[i];
+        }
+    }
+    req_state = nh_request_new();
     nh_headers_init(&hdr, NH_PROFILE_40, 0);
 
     int passes = atoi(argv[3]);
@@ -206,10 +188,8 @@ int main(int argc, char **argv)
             work = op_form_decode;
         else if (!strcmp(op, "canonicalize"))
             work = op_canonicalize;
-#ifdef NH_HAVE_RESPONSE
         else
             work = bench_response_op(op, &response, &big, feed, &out);
-#endif
         if (!work) {
             printf("%s -\n", op);
             continue;

@@ -3,7 +3,7 @@
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn } from './conn.mjs';
 import { isForbiddenRequestHeader } from '../fetch.mjs';
-import { rsConcatAll as concatAll } from '../response.mjs';
+import { concatAll } from '../response-parser.mjs';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });

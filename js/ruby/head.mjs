@@ -4,7 +4,6 @@
 import { H_VERSION, H_MESSAGE, H_INFLATE, H_DROP_ENCODING } from './constants.mjs';
 
 const encoder = new TextEncoder();
-const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const EMPTY = new Uint8Array(0);
 const NL = 10;
 
@@ -103,30 +102,10 @@ function scanBlock(u8) {
   return p === u8.length ? [strs, fields] : null;
 }
 
-const CE = [99, 111, 110, 116, 101, 110, 116, 45, 101, 110, 99, 111, 100, 105, 110, 103]; // content-encoding
-const CR = [99, 111, 110, 116, 101, 110, 116, 45, 114, 97, 110, 103, 101]; // content-range
-
-function isName(u8, a, b, name) {
-  if (b - a !== name.length) return false;
-  for (let i = 0; i < name.length; i++) if (u8[a + i] !== name[i]) return false;
-  return true;
-}
-
-// What Net::HTTPResponse#inflater will do with this head, for decode_content:
-// 4: inflate (content-encoding deflate/gzip/x-gzip: deleted, and the body
-// destination becomes binary), 8: only delete content-encoding (none,
-// identity), 0: nothing.
-function inflateFlags(encoding, hasRange, decode) {
-  if (!decode || hasRange || encoding == null) return 0;
-  const v = encoding.toLowerCase();
-  if (v === 'deflate' || v === 'gzip' || v === 'x-gzip') return H_INFLATE;
-  if (v === 'none' || v === 'identity') return H_DROP_ENCODING;
-  return 0;
-}
-
 // className \n version \n code \n flags \n message \n fields...
-// flags: bit 0 http_version is set, bit 1 message is set, bits 2-3: see
-// inflateFlags. fields: name \n count \n value \n ... (none of them holds a
+// flags: H_VERSION, H_MESSAGE, and what Net::HTTPResponse#inflater will do
+// for decode_content (H_INFLATE, H_DROP_ENCODING: the codec's head flags,
+// decided with the parser's decodeContent). fields: name \n count \n value \n ... (none of them holds a
 // "\n": the codec read them line by line).
 // Returns { payload, inflate, block } (inflate: the fields will change by
 // 'end'; block: read from the head block, not through the public API).
@@ -137,17 +116,7 @@ export function headRecord(res, decode) {
   let flags = (res.httpVersion != null ? H_VERSION : 0) | (res.message != null ? H_MESSAGE : 0);
   if (scan) {
     const [s, fields] = scan;
-    let enc = null;
-    let range = false;
-    for (let i = 0; i < fields.length; i += 3) {
-      if (isName(u8, fields[i], fields[i + 1], CE)) {
-        const v = fields[i + 2];
-        const parts = [];
-        for (let k = 0; k < v.length; k += 2) parts.push(utf8.decode(u8.subarray(v[k], v[k + 1])));
-        enc = parts.join(', ');
-      } else if (isName(u8, fields[i], fields[i + 1], CR)) range = true;
-    }
-    flags |= inflateFlags(enc, range, decode);
+    flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
     b.range(u8, s[0], s[1]);
     b.range(u8, s[2], s[3]);
     b.range(u8, s[4], s[5]);
@@ -155,7 +124,7 @@ export function headRecord(res, decode) {
     b.range(u8, s[6], s[7]);
     writeBlockFields(b, u8, fields);
   } else {
-    flags |= inflateFlags(res.get('content-encoding'), res.has('content-range'), decode);
+    if (u8 instanceof Uint8Array && u8.length) flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
     b.text(res.className);
     b.text(res.httpVersion == null ? '' : res.httpVersion);
     b.text(res.code);

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../src/nethttp.h"
+#include "../../src/internal.h"
 
 enum kind { DOWN, CAP, ADOWN, ACAP, INSPECT_U, INSPECT_B, DUMP_U, DUMP_B, SCRUB, VALID, STRIP, PRINT };
 static const char *const KIND[] = { "downcase", "capitalize", "downcase(binary)", "capitalize(binary)",

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 
 export const casesDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'cases');
 
-/** The ops that runner.rb / ours.mjs know (tests/cases/ also holds response-*.json,
+/** The ops that runner.rb / ours.mjs know (tests/cases/ also holds response_*.json,
  * run by tests/oracle/response.mjs, with results of another shape). */
 export const OPS = new Set(['request', 'encode_www_form', 'encode_www_form_component', 'decode_www_form',
   'decode_www_form_component', 'each_capitalized', 'capitalize', 'response_header']);
@@ -13,7 +13,7 @@ export const OPS = new Set(['request', 'encode_www_form', 'encode_www_form_compo
 /** [{ name, cases }] for every tests/cases/<name>.json whose cases are all of OPS, sorted by name. */
 export function loadCaseFiles() {
   return readdirSync(casesDir)
-    .filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json') && !f.startsWith('response-'))
+    .filter((f) => f.endsWith('.json') && !f.endsWith('.expected.json') && !f.startsWith('response_'))
     .sort()
     .map((f) => {
       const name = f.slice(0, -'.json'.length);

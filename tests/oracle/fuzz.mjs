@@ -14,10 +14,11 @@
 // also fed to a ResponseParser cut at a random point. Exits 1 on a difference.
 import { isDeepStrictEqual } from 'node:util';
 import { writeFileSync } from 'node:fs';
-import { generate, prng } from './random.mjs';
+import { generate } from './random.mjs';
+import { prng } from '../support/prng.mjs';
 import { runByProfile, shutdown } from './rubyvm.mjs';
 import { runOurs } from './ours.mjs';
-import { loadBuilds } from './builds.mjs';
+import { builds } from '../support/builds.mjs';
 import {
   randomResponseCases, randomDecodeCases, runResponseCases, runnerCase, oursOneShot, oursIncremental, caseBytes,
   shutdownResponseVMs, haveNativeRuby,
@@ -180,7 +181,7 @@ async function responseBatch(builds, cases, version, bseed, kind, tally) {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   if (o.kinds.includes('decode') && !haveNativeRuby()) throw new Error('--kinds decode needs the system ruby (the decoding oracle)');
-  const { builds } = await loadBuilds();
+
   const t0 = Date.now();
   const counts = {};
   const failures = [];

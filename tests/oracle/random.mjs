@@ -7,24 +7,7 @@
 // controls, CR/LF, Latin-1, BMP and astral characters and the characters
 // whose case mapping is special; they never contain lone surrogates (a JS
 // string can, a Ruby UTF-8 string cannot, so such input is not comparable).
-
-/** sfc32: small, fast, good enough for test generation. */
-export function prng(seed) {
-  let a = 0x9e3779b9, b = 0x243f6a88, c = 0xb7e15162, d = (seed >>> 0) ^ 0xdeadbeef;
-  const next = () => {
-    a >>>= 0; b >>>= 0; c >>>= 0; d >>>= 0;
-    const t = (a + b) | 0;
-    a = b ^ (b >>> 9);
-    b = (c + (c << 3)) | 0;
-    c = (c << 21) | (c >>> 11);
-    d = (d + 1) | 0;
-    const r = (t + d) | 0;
-    c = (c + r) | 0;
-    return (r >>> 0) / 4294967296;
-  };
-  for (let i = 0; i < 20; i++) next();
-  return next;
-}
+import { prng } from '../support/prng.mjs';
 
 const SPECIAL = ['ß', 'İ', 'ı', 'ǆ', 'ǅ', 'Ǆ', 'Σ', 'σ', 'ς', '\u212a', 'ŉ', 'ﬁ', '\u0345', 'ΐ', 'ᾳ', 'ẞ', 'ſ',
   'µ', 'ǰ', '\u1c8a', '\ua7db', '\u{10d70}', '\u{16ebb}', 'Ꭰ', 'ꭰ', 'ა', '\u0307', 'i̇', 'Ⓐ', 'ａ', '𐐨', '𞤢',

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bootVM } from './rubyvm.mjs';
-import { prng } from './random.mjs';
+import { prng } from '../support/prng.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 150);
@@ -99,11 +99,7 @@ function runNative(cases, libDir) {
   }
 }
 
-/** 1 if a native ruby is installed (the decoding oracle). */
-export function haveNativeRuby() {
-  const r = spawnSync('ruby', ['-rnet/http', '-rzlib', '-e', 'print Net::HTTP::VERSION'], { encoding: 'utf8' });
-  return r.status === 0 ? r.stdout : null;
-}
+export { haveNativeRuby } from '../support/native-ruby.mjs';
 
 /**
  * Results of `cases` in MRI, in order. `version`: '4.0' and '3.4' (ruby.wasm),
@@ -361,9 +357,9 @@ export function withoutContentLength(r) {
 }
 
 // ---------------------------------------------------------------------------
-// The case files: tests/cases/response-<group>.json (generated once by
+// The case files: tests/cases/response_<group>.json (generated once by
 // `node tests/oracle/response.mjs generate`, then data), and their MRI results
-// in response-<group>.expected.json (`node tests/oracle/response.mjs record`).
+// in response_<group>.expected.json (`node tests/oracle/response.mjs record`).
 //
 // Case: { id, op: 'response', profile: '4.0', text (latin1) | base64,
 //         method?, decode?, skipInterim?, messages?, oracle? }
@@ -977,7 +973,7 @@ const casesDir = join(here, '..', 'cases');
 /** [{ group, file, cases, expected: Map(id → entry) | null }] */
 export function loadResponseCases() {
   return readdirSync(casesDir)
-    .filter((f) => /^response-[a-z0-9]+\.json$/.test(f))
+    .filter((f) => /^response_[a-z0-9]+\.json$/.test(f))
     .sort()
     .map((f) => {
       const cases = JSON.parse(readFileSync(join(casesDir, f), 'utf8'));
@@ -1027,8 +1023,8 @@ const lines = (arr) => `[\n${arr.map((x) => JSON.stringify(x)).join(',\n')}\n]\n
 async function cli(cmd) {
   if (cmd === 'generate') {
     for (const [g, cases] of Object.entries(generateCases())) {
-      writeFileSync(join(casesDir, `response-${g}.json`), lines(cases));
-      console.log(`response-${g}.json: ${cases.length} cases`);
+      writeFileSync(join(casesDir, `response_${g}.json`), lines(cases));
+      console.log(`response_${g}.json: ${cases.length} cases`);
     }
   } else if (cmd === 'record') {
     // record [group ...]: all groups by default

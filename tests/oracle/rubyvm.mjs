@@ -14,82 +14,31 @@
 // runner.rb), and a 3.4 VM is still replaced every SAFE_34 cases.  A VM that
 // reports itself broken (or traps) is replaced too, and the batch goes on from
 // the case it broke on, in the fresh VM.
-import v8 from 'node:v8';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-
-// Node 20 crashes in the GC while wasm memory grows unless incremental
-// marking is off; this must happen before any VM is instantiated.
-v8.setFlagsFromString('--no-incremental-marking');
+import { VERSIONS, bootVM as bootRubyVM } from '../../support/rubywasm.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const require = createRequire(import.meta.url);
 
-export const VERSIONS = ['4.0', '3.4'];
+export { VERSIONS };
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 3000);
 // Cases per eval.  ruby.wasm gets much slower when one eval runs thousands of
 // cases (6000 in one eval: 70 s on 3.4; in evals of 200: under 2 s).
 const BATCH = 200;
 const DEBUG = !!process.env.NETHTTP_ORACLE_DEBUG;
 
-let WASI;
-let RubyVM;
-const modules = new Map(); // version -> Promise<WebAssembly.Module>
 const live = new Map(); // version -> { vm, io, used }
 const tempDirs = new Set();
 
-function quietWasi() {
-  // node:wasi prints an ExperimentalWarning once per process; keep test output clean.
-  const emit = process.emitWarning;
-  process.emitWarning = (w, ...rest) => {
-    const text = typeof w === 'string' ? w : w && w.message;
-    if (typeof text === 'string' && text.includes('WASI')) return;
-    return emit.call(process, w, ...rest);
-  };
-  return emit;
-}
-
-async function loadDeps() {
-  if (!WASI) {
-    const restore = quietWasi();
-    try {
-      ({ WASI } = await import('node:wasi'));
-    } finally {
-      process.emitWarning = restore;
-    }
-  }
-  if (!RubyVM) {
-    ({ RubyVM } = await import('@ruby/wasm-wasi'));
-  }
-}
-
-function moduleFor(version) {
-  if (!VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version}`);
-  if (!modules.has(version)) {
-    const file = require.resolve(`@ruby/${version}-wasm-wasi/dist/ruby+stdlib.wasm`);
-    modules.set(version, WebAssembly.compile(readFileSync(file)));
-  }
-  return modules.get(version);
-}
-
 /** Boots a fresh VM with net/http loaded and the runner defined. */
 export async function bootVM(version) {
-  await loadDeps();
-  const module = await moduleFor(version);
+  if (!VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version}`);
   const io = mkdtempSync(join(tmpdir(), `nethttp-oracle-${version}-`));
   tempDirs.add(io);
-  const wasip1 = new WASI({
-    version: 'preview1',
-    returnOnExit: true,
-    args: ['ruby'],
-    env: {},
-    preopens: { '/oracle': here, '/io': io },
-  });
-  const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
-  vm.eval(`$stdout.sync = true; $stderr.sync = true; $VERBOSE = nil
+  const vm = await bootRubyVM(version, { '/oracle': here, '/io': io });
+  vm.eval(`$VERBOSE = nil
 $LOAD_PATH.unshift '/oracle/stubs'
 load '/oracle/runner.rb'
 NetHttpOracle.use_buffered_io = true if ${process.env.NETHTTP_ORACLE_BUFFEREDIO === '1'}

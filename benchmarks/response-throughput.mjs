@@ -1,12 +1,12 @@
 // Throughput of the response parser through the JS API (not a test):
-//   node tests/response-bench.mjs
+//   node benchmarks/response-throughput.mjs
 // - ResponseParser: a 1 MiB chunked body (chunks of CHUNK bytes) fed in
 //   16 KiB pieces, events consumed; MB/s of wire bytes.
 // - parseResponse: a ~1 KiB response (status, 12 fields, 512-byte body),
 //   parsed and its headers, one field and the body read.
 import { readFileSync } from 'node:fs';
 import { Codec } from '../js/core.mjs';
-import { bindResponse } from '../js/response.mjs';
+import { bindResponse } from '../js/response-parser.mjs';
 
 const builds = [
   ['clang', 'wasm/nethttp.wasm'],

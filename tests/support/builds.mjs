@@ -13,3 +13,4 @@ export const builds = [
 ]
   .filter((b) => !process.env.NETHTTP_BUILD || process.env.NETHTTP_BUILD === b.name)
   .map((b) => ({ ...b, api: freshApi(b.file) }));
+if (builds.length === 0) throw new Error('NETHTTP_BUILD selected no build (clang or emcc)');
