@@ -8,7 +8,7 @@ import { headerReaders, headerWriters } from './header-helpers.mjs';
 import { isBlob, multipartBody, randomBoundary } from './multipart.mjs';
 import { requestToFetch } from './fetch.mjs';
 import { checkSource, framedReads, isSyncSource, sourcePieces, sourcePiecesSync, streamEnd } from './body-stream.mjs';
-import { OP_ADD, OP_BODY, OP_DELETE, OP_DUMP, OP_END, OP_EXEC, OP_FORM, OP_GET, OP_QUERY, OP_SET, OP_SET_RAW, PROFILES } from './schema.mjs';
+import { OP_ADD, OP_BODY, OP_DELETE, OP_DUMP, OP_END, OP_EXEC, OP_EXEC_STREAM, OP_FORM, OP_GET, OP_QUERY, OP_SET, OP_SET_RAW } from './schema.mjs';
 
 /** A URI to build a request from, as Ruby's `URI(str)`. */
 export class URIReference {
@@ -190,7 +190,7 @@ export class Request {
       }
     }
     c.u8w(final);
-    if (final === OP_EXEC || final === OP_GET) c.strw(arg);
+    if (final === OP_EXEC || final === OP_EXEC_STREAM || final === OP_GET) c.strw(arg);
     else if (final === OP_QUERY) {
       c.u8w(arg[0]);
       c.strw(arg[1]);
@@ -419,14 +419,7 @@ export class Request {
     const chunked = this.isChunked();
     if (!chunked && this.contentLength() === null)
       throw new NetHttpError('ArgumentError', "Content-Length not given and Transfer-Encoding is not `chunked'");
-    // supply_default_content_type: net-http 0.6.0 (3.4) has it, 0.9.1 (4.0) not
-    const n = this._ops.length;
-    if (this._profile === PROFILES['3.4'] && this.contentType() === null) this._ops.push([OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded']);
-    try {
-      this._run(OP_EXEC, httpVersion);
-    } finally {
-      this._ops.length = n;
-    }
+    this._run(OP_EXEC_STREAM, httpVersion);
     return { head: this._codec.outBytes(), chunked };
   }
 

@@ -27,6 +27,8 @@ export const OP_DUMP = 8;
 export const OP_QUERY = 9;
 /** @header[lkey] = [value] (helpers): str downcased key, str value */
 export const OP_SET_RAW = 10;
+/** exec with a body stream: str version; returns the head (supply_default_content_type, write_header) */
+export const OP_EXEC_STREAM = 11;
 /** range: pairs of Integer#to_s (begin, end) */
 export const HQ_RANGE = 1;
 /** content_range: first, last */

@@ -52,6 +52,7 @@ export const requestOps = {
   OP_DUMP: [8, 'every field: returns u32 n, n x (str name, u32 m, m x str)'],
   OP_QUERY: [9, 'a typed reader: u8 kind, str arg'],
   OP_SET_RAW: [10, '@header[lkey] = [value] (helpers): str downcased key, str value'],
+  OP_EXEC_STREAM: [11, 'exec with a body stream: str version; returns the head (supply_default_content_type, write_header)'],
 };
 
 /** Typed readers of Net::HTTPHeader (header_fields.c). */

@@ -100,6 +100,9 @@ int nh_request_set_form_data(nh_request *q, const nh_form_pair *params, size_t n
 int nh_request_set_body(nh_request *q, nh_str body);
 /* req.exec(sock, version, path): replaces out with the request's bytes. */
 int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err);
+/* The head send_request_with_body_stream writes (its Content-Length / chunked
+ * check is the caller's); the stream's bytes follow it. */
+int nh_request_write_stream_head(nh_request *q, nh_str version, nh_buf *out, nh_error *err);
 /* req[key]: 1 with the joined value appended to out, or 0 when absent. */
 int nh_request_get(nh_request *q, nh_str key, nh_buf *out);
 /* req.decode_content and req.path */

@@ -348,6 +348,32 @@ int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, 
     return set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1);
 }
 
+static int write_head(nh_request *q, const uint8_t *ver, size_t vlen, int with_body, nh_buf *out,
+                      nh_error *err);
+
+/* supply_default_content_type (net-http 0.6.0; 0.9.1 adds none):
+ *   return if content_type()
+ *   set_content_type 'application/x-www-form-urlencoded' */
+static int default_content_type(nh_request *q)
+{
+    static const char ct[] = "application/x-www-form-urlencoded";
+    if (q->profile != NH_PROFILE_34 || find_key(q, "content-type") >= 0)
+        return NH_OK;
+    return set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1) ? NH_NOMEM : NH_OK;
+}
+
+/* send_request_with_body_stream, once its Content-Length / chunked check
+ * passed:
+ *   supply_default_content_type
+ *   write_header sock, ver, path
+ * (the body follows, read from the stream by the caller) */
+int nh_request_write_stream_head(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
+{
+    if (default_content_type(q))
+        return NH_NOMEM;
+    return write_head(q, version.ptr ? version.ptr : (const uint8_t *)"", version.len, 0, out, err);
+}
+
 int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
 {
     const uint8_t *ver = version.ptr ? version.ptr : (const uint8_t *)"";
@@ -361,12 +387,16 @@ int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
         if (rc)
             return NH_NOMEM;
         nh_headers_delete(&q->h, (const uint8_t *)"transfer-encoding", 17);
-        if (q->profile == NH_PROFILE_34 && find_key(q, "content-type") < 0) {
-            static const char ct[] = "application/x-www-form-urlencoded";
-            if (set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1))
-                return NH_NOMEM;
-        }
+        if (default_content_type(q))
+            return NH_NOMEM;
     }
+    return write_head(q, ver, vlen, q->has_body, out, err);
+}
+
+/* write_header, then the body when with_body. */
+static int write_head(nh_request *q, const uint8_t *ver, size_t vlen, int with_body, nh_buf *out,
+                      nh_error *err)
+{
     if (has_crlf(q->method, q->method_len) || has_crlf(q->path.data, q->path.len) ||
         has_crlf(ver, vlen))
         return fail(out, err, "A Request-Line must not contain CR or LF");
@@ -377,7 +407,7 @@ int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
         nh_buf_append(out, q->path.data, q->path.len) || nh_put_str(out, " HTTP/") ||
         nh_buf_append(out, ver, vlen) || nh_buf_append(out, "\r\n", 2) ||
         nh_headers_write(&q->h, out) || nh_buf_append(out, "\r\n", 2) ||
-        (q->has_body && nh_buf_append(out, q->body.data, q->body.len)))
+        (with_body && nh_buf_append(out, q->body.data, q->body.len)))
         return NH_NOMEM;
     return NH_OK;
 }

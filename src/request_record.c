@@ -177,6 +177,9 @@ int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const ui
         } else if (op == NH_OP_EXEC) {
             nh_str ver = rd(&r);
             return r.bad ? malformed(out, err) : nh_request_write(q, ver, out, err);
+        } else if (op == NH_OP_EXEC_STREAM) {
+            nh_str ver = rd(&r);
+            return r.bad ? malformed(out, err) : nh_request_write_stream_head(q, ver, out, err);
         } else if (op == NH_OP_GET) {
             nh_str key = rd(&r);
             if (r.bad)

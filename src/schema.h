@@ -45,6 +45,7 @@ typedef enum nh_error_class {
 #define NH_OP_DUMP 8 /* every field: returns u32 n, n x (str name, u32 m, m x str) */
 #define NH_OP_QUERY 9 /* a typed reader: u8 kind, str arg */
 #define NH_OP_SET_RAW 10 /* @header[lkey] = [value] (helpers): str downcased key, str value */
+#define NH_OP_EXEC_STREAM 11 /* exec with a body stream: str version; returns the head (supply_default_content_type, write_header) */
 
 /* Header readers (nh_header_query). */
 #define NH_HQ_RANGE 1 /* range: pairs of Integer#to_s (begin, end) */
