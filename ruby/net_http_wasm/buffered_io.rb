@@ -60,8 +60,7 @@ module NetHttpWasm
           # stays queued and is dropped by the next codec_send)
           return build_response(payload(at, len))
         when R_ERROR
-          @codec_msg = false
-          NetHttpWasm.raise_payload(payload(at, len))
+          raise_record(at, len)
         end
       end
     end
@@ -81,13 +80,18 @@ module NetHttpWasm
           res.instance_variable_set(:@header, fields(payload(at, len).split("\n", -1), 0)) unless len == 0
           return
         when R_ERROR
-          @codec_msg = false
-          NetHttpWasm.raise_payload(payload(at, len))
+          raise_record(at, len)
         end
       end
     end
 
     private
+
+    # The message failed: raises the error an error record carries.
+    def raise_record(at, len)
+      @codec_msg = false
+      NetHttpWasm.raise_payload(payload(at, len))
+    end
 
     # The next record: [type, where its payload starts in @buf, its length].
     def next_record
