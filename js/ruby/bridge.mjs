@@ -10,7 +10,6 @@
 // the value: the JS thread waits, as a Ruby thread does natively).
 import { ResponseParser } from '../index.mjs';
 import { getDefaultCodec } from '../core.mjs';
-import { Conn } from './conn.mjs';
 import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
@@ -421,4 +420,3 @@ function waitFor(conn, ready, ms, once = false) {
   });
 }
 
-export { Conn };
