@@ -2,6 +2,7 @@
 // transport, evaluates the Ruby side and hands it the bridge. The host
 // entries (node.mjs, browser.mjs) say which transports exist there.
 import { Bridge } from './bridge.mjs';
+import { PROFILES } from '../schema.mjs';
 import { rubySources } from './source.mjs';
 import { fetchTransport } from './fetch.mjs';
 import { streamTransport } from './stream.mjs';
@@ -26,7 +27,7 @@ export function install(vm, options, host) {
   if (!memory)
     throw new Error('installNetHttp: the VM exposes no linear memory (vm.instance.exports.memory); use RubyVM.instantiateModule or DefaultRubyVM');
   const profile = options.profile || rubyProfile(vm);
-  if (profile !== '4.0' && profile !== '3.4') throw new TypeError(`profile must be '4.0' or '3.4', not ${profile}`);
+  if (!(profile in PROFILES)) throw new TypeError(`profile must be ${Object.keys(PROFILES).map((p) => `'${p}'`).join(' or ')}, not ${profile}`);
   const kind = options.transport == null ? host.defaultTransport : options.transport;
   let transport;
   if (typeof kind === 'function') transport = streamTransport(kind);

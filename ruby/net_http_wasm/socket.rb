@@ -179,7 +179,8 @@ module NetHttpWasm
         return self if state != 0
         # the host may not have looked at the socket while Ruby was busy
         r = @bridge.call(:settle, @id)
-        r = NetHttpWasm.await(r) unless r.typeof == 'number'
+        # (a blocking transport answers at once; a waiting one may give a promise)
+        r = NetHttpWasm.await(r) unless NetHttpWasm.blocking? || r.typeof == 'number'
         return r.to_i != 0 ? self : nil
       end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
