@@ -153,6 +153,7 @@ export async function soak({ keepalive = KEEPALIVE, fresh = FRESH, every = EVERY
   const memory = vm.instance.exports.memory;
   const run = async (code) => (blockingMode ? vm.eval(code) : await vm.evalAsync(code)).toString();
   const checkpoints = [];
+  let serverConnections = 0;
   const t0 = performance.now();
   const checkpoint = async (phase, requests) => {
     // JS first: its finalizers release the Ruby objects JS held
@@ -162,7 +163,11 @@ export async function soak({ keepalive = KEEPALIVE, fresh = FRESH, every = EVERY
     }
     const ruby = JSON.parse(vm.eval('NhwSoak.stats').toString());
     globalThis.gc();
-    const server = await chaos.stats();
+    // measured before the server's answer arrives (and the server's counts
+    // are reset at each checkpoint: it would send every request it read)
+    const jsHeap = process.memoryUsage().heapUsed;
+    const server = await chaos.stats(true);
+    serverConnections += server.connections;
     const cp = {
       phase,
       requests,
@@ -170,10 +175,10 @@ export async function soak({ keepalive = KEEPALIVE, fresh = FRESH, every = EVERY
       wasmMemoryMiB: memory.buffer.byteLength / 2 ** 20,
       rubyLiveSlots: ruby.heap_live_slots,
       rubyHeapPages: ruby.heap_pages,
-      jsHeapMiB: Math.round((process.memoryUsage().heapUsed / 2 ** 20) * 10) / 10,
+      jsHeapMiB: Math.round((jsHeap / 2 ** 20) * 10) / 10,
       bridgeConns: handle.bridge.conns.size,
       serverOpen: server.open,
-      serverConnections: server.connections,
+      serverConnections,
       errors: ruby.errors,
       wrong: ruby.wrong,
       samples: ruby.samples,

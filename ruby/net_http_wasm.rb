@@ -84,13 +84,20 @@ module NetHttpWasm
       @blocking = cfg['blocking'] ? true : false
       @errors = {}
       # The fiber vm.evalAsync returns to JS from (JS::PromiseScheduler's).
-      # Waiting parks the current fiber there, and the bridge resumes it with
-      # one call when the promise settles.
+      # Waiting parks the current fiber there, and the bridge resumes it
+      # when the promise settles (__wake).
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
-      bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
       true
+    end
+
+    # Called by the bridge when a promise a fiber waits on has settled
+    # (Bridge#park): resumes that fiber with the value.
+    def __wake
+      token, value = @bridge[:settled].to_s.split(':', 2)
+      @waiters.delete(token)&.transfer(value)
+      nil
     end
 
     # A copy of len bytes of buf from at. Strings written by JS into Ruby
@@ -146,15 +153,6 @@ module NetHttpWasm
 
     def ms(seconds)
       seconds.nil? ? -1 : (seconds * 1000).ceil
-    end
-
-    private
-
-    # "token:value" from Bridge#park (js/ruby/bridge.mjs)
-    def resume(settled)
-      token, value = settled.split(':', 2)
-      @waiters.delete(token)&.transfer(value)
-      nil
     end
   end
 end

@@ -25,7 +25,9 @@ const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
 
 export class Bridge {
-  constructor(memory, options, transport) {
+  // wake: runs NetHttpWasm.__wake in the VM (a waiting transport's
+  // promise settled; see park)
+  constructor(memory, options, transport, wake = null) {
     this.memory = memory;
     this.profile = options.profile;
     // not MRI: responses are read in the codec's strict mode (RFC 9112)
@@ -42,7 +44,7 @@ export class Bridge {
     if (options.codecInstance) this.requestOptions.codec = options.codecInstance;
     this.codec = null;
     this._u8 = null;
-    this._resume = null;
+    this.wake = wake;
     this.settled = '';
     this.lastPoll = 0; // when Ruby last came back from the event loop
     this.settledList = [];
@@ -85,19 +87,15 @@ export class Bridge {
 
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
 
-  // Ruby: the proc that resumes a fiber waiting in NetHttpWasm.await.
-  setResume(proc) {
-    this._resume = proc;
-  }
-
-  // Ruby: resumes waiter `token` once the promise settles; Ruby reads
-  // `settled`, "token:value" (the value is a number or a string). (Passing
-  // it as an argument would need vm.wrap, whose objects ruby.wasm never frees.)
+  // Ruby: resumes waiter `token` once the promise settles: wake() runs
+  // NetHttpWasm.__wake, which reads `settled`, "token:value" (the value is
+  // a number or a string). (Passing it as an argument would need vm.wrap,
+  // whose objects ruby.wasm never frees.)
   park(promise, token) {
     promise.then((v) => {
       this.lastPoll = performance.now();
       this.settled = `${token}:${v}`;
-      this._resume.call('call');
+      this.wake();
     });
   }
 

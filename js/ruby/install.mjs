@@ -7,6 +7,15 @@ import { rubySources } from './source.mjs';
 import { fetchTransport } from './fetch.mjs';
 import { streamTransport } from './stream.mjs';
 
+// What the bridge evaluates to resume a fiber that waits on a promise (a
+// waiting transport; Bridge#park). Not a Ruby proc called from JS: each
+// RbValue#call of ruby.wasm 2.10 leaves the handles it passes (the receiver,
+// the arguments) in its JS-side table for good, ~50 bytes of JS heap a call,
+// and a proc handed to JS as a function makes five such calls and more
+// (~1 KB a call). vm.eval passes no handle; it keeps only the code's bytes
+// in the VM's memory (one 24-byte block for this code).
+const WAKE = 'NetHttpWasm.__wake';
+
 function rubyProfile(vm) {
   const [major] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
   return major >= 4 ? '4.0' : '3.4';
@@ -39,7 +48,7 @@ export function install(vm, options, host) {
   if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node'");
   if (kind === 'node' && options.tls) transport = withTls(transport, options.tls);
 
-  const bridge = new Bridge(memory, { ...options, profile }, transport);
+  const bridge = new Bridge(memory, { ...options, profile }, transport, () => vm.eval(WAKE));
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({
