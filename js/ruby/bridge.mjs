@@ -281,7 +281,7 @@ export class Bridge {
   recvNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     if (!conn.records.length) return RC_WOULD_BLOCK;
     return conn.fillRecords(this.mem(), addr, cap);
   }
@@ -319,7 +319,7 @@ export class Bridge {
   readNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     conn.beginRaw();
     const n = conn.readRaw(this.mem(), addr, cap);
     if (n === RC_ERROR) this.lastError = `${conn.error[0]}\n${conn.error[1]}`;
@@ -355,7 +355,7 @@ export class Bridge {
   state(id) {
     const conn = this.conns.get(id);
     if (!conn) return S_END;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     return conn.state();
   }
 
