@@ -25,7 +25,7 @@ import { socketError } from './node-connect.mjs';
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
 // How long a wait polls a direct connection before the I/O thread watches it.
-const POLL_MS = 0.25;
+const POLL_MS = process.env.POLL_MS ? Number(process.env.POLL_MS) : 0.25;
 // The buffer direct reads land in (what is read is copied out).
 const READ_SIZE = 64 * 1024;
 let readBuf = null;
