@@ -106,7 +106,7 @@ class WorkerConn extends Conn {
     }
     if (typeof r === 'number') {
       if (r === 0) this.onEnd();
-      else this.onData(readBuf.slice(0, r));
+      else this.onData(new Uint8Array(readBuf.subarray(0, r))); // a copy: the buffer is reused
       return true;
     }
     if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
