@@ -24,8 +24,11 @@ import { socketError } from './node-connect.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
-// How long a wait polls a direct connection before the I/O thread watches it.
-const POLL_MS = process.env.POLL_MS ? Number(process.env.POLL_MS) : 0.25;
+// How long a wait polls a direct connection before the I/O thread watches
+// it: an answer from a near, quick server comes within that. A connection
+// whose last wait took longer than SLOW_MS is watched at once.
+const POLL_MS = 0.25;
+const SLOW_MS = 1;
 // The buffer direct reads land in (what is read is copied out).
 const READ_SIZE = 64 * 1024;
 let readBuf = null;
@@ -57,6 +60,7 @@ class WorkerConn extends Conn {
     this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
     this.lock = lock;
     this.watching = false; // the I/O thread reads it once for us
+    this.lastWait = 0; // ms the last block() on it took
   }
   write(bytes) {
     if (this.closed) return false;
@@ -185,11 +189,15 @@ class BlockingIO {
     const start = performance.now();
     let deadline = start + limit;
     let seen = conn ? conn.arrivals : 0;
+    const poll = conn && conn.lastWait < SLOW_MS ? POLL_MS : 0;
     for (;;) {
       const tick = Atomics.load(this.ctl, 0);
       this.drainEvents();
       if (conn) conn.readDirect();
-      if (ready()) return true;
+      if (ready()) {
+        if (conn) conn.lastWait = performance.now() - start;
+        return true;
+      }
       const now = performance.now();
       if (conn && !once && conn.arrivals !== seen) {
         seen = conn.arrivals;
@@ -198,7 +206,7 @@ class BlockingIO {
       const left = deadline - now;
       if (left <= 0) return false;
       if (conn && conn.fd >= 0 && !conn.watching && !conn.eof && !conn.error) {
-        if (now - start < POLL_MS) continue;
+        if (now - start < poll) continue;
         conn.watch();
       }
       Atomics.wait(this.ctl, 0, tick, left);
