@@ -29,7 +29,7 @@ const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 // whose last wait took longer than SLOW_MS is watched at once.
 const POLL_MS = 0.25;
 const SLOW_MS = 1;
-// The buffer direct reads land in (what is read is copied out).
+// The buffer direct reads land in (Conn#onData copies what it keeps).
 const READ_SIZE = 64 * 1024;
 let readBuf = null;
 
@@ -104,13 +104,13 @@ class WorkerConn extends Conn {
     if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return false;
     let r;
     try {
-      r = sys(() => readSync(this.fd, readBuf || (readBuf = Buffer.allocUnsafe(READ_SIZE)), 0, READ_SIZE, null));
+      r = sys(() => readSync(this.fd, readBuf || (readBuf = new Uint8Array(READ_SIZE)), 0, READ_SIZE, null));
     } finally {
       this.unlock();
     }
     if (typeof r === 'number') {
       if (r === 0) this.onEnd();
-      else this.onData(new Uint8Array(readBuf.subarray(0, r))); // a copy: the buffer is reused
+      else this.onData(readBuf.subarray(0, r), true);
       return true;
     }
     if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
