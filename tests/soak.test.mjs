@@ -35,12 +35,13 @@ function checkClean(checkpoints) {
 }
 
 // Memory flat from the checkpoint after the warm-up to the end: the JS heap
-// within 1 MiB (a run shows 0.1-0.4 MiB, from JIT code and the high-water
-// mark of ruby.wasm's table of the JS values Ruby holds; a 350-byte object
-// kept per request grew it by 3 MiB over the blocking run, and the waiting
-// transport's former cost of ~1.4 KB a request by 5.8 MiB over the waiting
-// one), Ruby's live objects, and, over the kept-alive requests, the VM's
-// linear memory within 8 MiB (gross leaks only: it grows in 64 KiB steps).
+// within 1 MiB (runs show 0.1-0.5 MiB, from JIT code and the high-water mark
+// of ruby.wasm's table of the JS values Ruby holds; a 350-byte object kept
+// per request grew it by 2.3 MiB over the blocking run and by 1.6 MiB over
+// the waiting one, and the waiting transport's former cost of ~1.4 KB a
+// request by 6.7 MiB), Ruby's live objects, and, over the kept-alive
+// requests, the VM's linear memory within 8 MiB (gross leaks only: it grows
+// in 64 KiB steps).
 function checkFlat(checkpoints, warmAt) {
   const warm = checkpoints.find((c) => c.requests === warmAt && c.phase === 'keep-alive');
   const last = checkpoints.at(-1);
@@ -55,12 +56,12 @@ test('soak, blocking transport: right answers, nothing left open, memory flat', 
   const { checkpoints } = await soak(['--blocking', '--keepalive', '8000', '--fresh', '2000', '--every', '2000']);
   t.diagnostic(JSON.stringify(checkpoints.map(({ samples, errors, ...cp }) => cp)));
   checkClean(checkpoints);
-  checkFlat(checkpoints, 2000);
+  checkFlat(checkpoints, 4000);
 });
 
 test('soak, waiting transport: right answers, nothing left open, memory flat', { timeout: 180000 }, async (t) => {
-  const { checkpoints } = await soak(['--keepalive', '5000', '--fresh', '1000', '--every', '1000']);
+  const { checkpoints } = await soak(['--keepalive', '6000', '--fresh', '1000', '--every', '1000']);
   t.diagnostic(JSON.stringify(checkpoints.map(({ samples, errors, ...cp }) => cp)));
   checkClean(checkpoints);
-  checkFlat(checkpoints, 2000);
+  checkFlat(checkpoints, 3000);
 });
