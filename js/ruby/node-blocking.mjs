@@ -31,6 +31,7 @@ const POLL_MS = 0.25;
 const SLOW_MS = 1;
 // The buffer direct reads land in (Conn#onData copies what it keeps).
 const READ_SIZE = 64 * 1024;
+const READ_MAX = 1024 * 1024;
 let readBuf = null;
 
 // A system call on a direct connection's fd: the result, or the error's
@@ -97,11 +98,25 @@ class WorkerConn extends Conn {
     this.onError(...socketError(err));
     return -1;
   }
-  // Takes what the kernel holds for a direct connection: true when
+  // Takes what the kernel holds for a direct connection (a large body: read
+  // after read while they fill the buffer, up to READ_MAX): true when
   // something happened (data, its end, an error).
   readDirect() {
-    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return false;
-    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return false;
+    let got = false;
+    for (let total = 0; total < READ_MAX; ) {
+      const r = this.readOnce();
+      if (r <= 0) return got || r < 0;
+      got = true;
+      total += r;
+      if (r < READ_SIZE) return true;
+    }
+    return got;
+  }
+  // One read(2): the bytes read, 0 when there was nothing, -1 at the end
+  // of the stream or on an error.
+  readOnce() {
+    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return 0;
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0;
     let r;
     try {
       r = sys(() => readSync(this.fd, readBuf || (readBuf = new Uint8Array(READ_SIZE)), 0, READ_SIZE, null));
@@ -109,13 +124,16 @@ class WorkerConn extends Conn {
       this.unlock();
     }
     if (typeof r === 'number') {
-      if (r === 0) this.onEnd();
-      else this.onData(readBuf.subarray(0, r), true);
-      return true;
+      if (r === 0) {
+        this.onEnd();
+        return -1;
+      }
+      this.onData(readBuf.subarray(0, r), true);
+      return r;
     }
-    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
+    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return 0;
     this.onError(...socketError(r));
-    return true;
+    return -1;
   }
   unlock() {
     Atomics.store(this.lock, 0, 0);
