@@ -256,8 +256,10 @@ export class Bridge {
     });
     conn.write(bytes);
     if (rest) conn.write(rest);
+    // a quick answer, taken before Ruby would wait for it
+    if (!this.blocking && !rest && conn.poll) conn.poll();
     // 1: the response's first records are here already (a transport that
-    // answers synchronously): Ruby can take them without waiting
+    // answers synchronously, or a poll): Ruby can take them without waiting
     return conn.records.length ? 1 : 0;
   }
 

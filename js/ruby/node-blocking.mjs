@@ -18,35 +18,12 @@
 // sleeps: no thread hop on the way out, none on the way back when the
 // answer is quick.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { readFileSync, readSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
+import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
-
-// How long a wait polls a direct connection before the I/O thread watches
-// it: an answer from a near, quick server comes within that. A connection
-// whose last wait took longer than SLOW_MS is watched at once.
-const POLL_MS = 0.25;
-const SLOW_MS = 1;
-// The buffer direct reads land in (Conn#onData copies what it keeps).
-const READ_SIZE = 64 * 1024;
-const READ_MAX = 1024 * 1024;
-let readBuf = null;
-
-// A system call on a direct connection's fd: the result, or the error's
-// code ('EAGAIN' when the kernel has nothing to give or take now).
-function sys(f) {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return f();
-  } catch (e) {
-    return e && e.code === 'EINTR' ? 'EAGAIN' : e;
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
@@ -80,22 +57,14 @@ class WorkerConn extends Conn {
   // The bytes the kernel took (an error is the connection's: -1).
   writeDirect(bytes) {
     if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0; // closed: the I/O thread reports it
-    let off = 0;
-    let err = null;
+    let r;
     try {
-      while (off < bytes.length) {
-        const r = sys(() => writeSync(this.fd, bytes, off, bytes.length - off));
-        if (typeof r === 'number') off += r;
-        else {
-          if (r !== 'EAGAIN' && (r && r.code) !== 'EAGAIN') err = r;
-          break;
-        }
-      }
+      r = writeFd(this.fd, bytes);
     } finally {
       this.unlock();
     }
-    if (!err) return off;
-    this.onError(...socketError(err));
+    if (!r[1]) return r[0];
+    this.onError(...socketError(r[1]));
     return -1;
   }
   // Takes what the kernel holds for a direct connection (a large body: read
@@ -119,21 +88,11 @@ class WorkerConn extends Conn {
     if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0;
     let r;
     try {
-      r = sys(() => readSync(this.fd, readBuf || (readBuf = new Uint8Array(READ_SIZE)), 0, READ_SIZE, null));
+      r = readFd(this.fd);
     } finally {
       this.unlock();
     }
-    if (typeof r === 'number') {
-      if (r === 0) {
-        this.onEnd();
-        return -1;
-      }
-      this.onData(readBuf.subarray(0, r), true);
-      return r;
-    }
-    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return 0;
-    this.onError(...socketError(r));
-    return -1;
+    return deliverRead(this, r);
   }
   unlock() {
     Atomics.store(this.lock, 0, 0);
