@@ -32,6 +32,13 @@ class NodeConn extends Conn {
     }
     super.onData(chunk, transient);
   }
+  // Takes what the kernel holds now (the stale-connection check): true
+  // when the fd could be read.
+  peek() {
+    if (this.fd < 0 || this.paused || this.socket.readableLength || this.eof || this.error || this.closed) return false;
+    deliverRead(this, readFd(this.fd));
+    return true;
+  }
   // Polls the fd for up to POLL_MS after a request (when the last answer
   // came that quickly and nothing is buffered in the socket's stream: the
   // loop does not run meanwhile, so the kernel's bytes come next).
