@@ -85,11 +85,13 @@ module NetHttpWasm
       @errors = {}
       # The fiber vm.evalAsync returns to JS from (JS::PromiseScheduler's).
       # Waiting parks the current fiber there, and the bridge resumes it with
-      # one call when the promise settles.
+      # one call when the promise settles. (The proc goes to JS as itself, a
+      # Ruby object: a proc given as a JS function would have its result
+      # converted back to JS after each call, a `vm.eval` and three calls.)
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
-      bridge.call(:setResume, proc { resume(@bridge[:settled].to_s) })
+      bridge.call(:setResume, JS::Object.wrap(proc { resume(@bridge[:settled].to_s) }))
       true
     end
 

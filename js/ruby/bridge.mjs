@@ -85,7 +85,7 @@ export class Bridge {
 
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
 
-  // Ruby: the proc that resumes a fiber waiting in NetHttpWasm.await.
+  // Ruby: the proc (an RbValue) that resumes a fiber waiting in NetHttpWasm.await.
   setResume(proc) {
     this._resume = proc;
   }
