@@ -12,6 +12,7 @@
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
+import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
@@ -56,6 +57,7 @@ class BlockingIO {
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
     this.nextId = 1;
+    this.deferring = false;
   }
 
   post(msg, transfer) {
@@ -80,33 +82,42 @@ class BlockingIO {
 
   // Waits until ready() holds (true), or ms milliseconds pass with nothing
   // arriving on conn (false); each arrival restarts the clock unless `once`.
-  block(conn, ready, ms, once = false) {
+  // While `deferring` (a call under NetHttpWasm::Scheduler, Bridge#deferred),
+  // a wait that cannot end at once is handed back as a Pending instead.
+  block(conn, ready, ms, once = false, room = false) {
     if (ready()) return true;
-    const limit = ms == null ? Infinity : ms;
-    let deadline = performance.now() + limit;
-    let seen = conn ? conn.arrivals : 0;
-    for (;;) {
-      const tick = Atomics.load(this.ctl, 0);
-      this.pump();
-      if (ready()) return true;
-      if (conn && !once && conn.arrivals !== seen) {
-        seen = conn.arrivals;
-        deadline = performance.now() + limit;
-      }
-      const left = deadline - performance.now();
-      if (left <= 0) return false;
-      Atomics.wait(this.ctl, 0, tick, left);
+    if (this.deferring) return new Pending(conn, ready, ms, once, room);
+    if (room) Atomics.store(this.ctl, 1, 1);
+    try {
+      const p = new Pending(conn, ready, ms, once);
+      return this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline) && ready();
+    } finally {
+      if (room) Atomics.store(this.ctl, 1, 0);
     }
   }
 
   // block() for room to write: the I/O thread wakes this one with each
   // write it reports only meanwhile.
   blockForRoom(conn, ready, ms) {
-    Atomics.store(this.ctl, 1, 1);
+    return this.block(conn, ready, ms, false, true);
+  }
+
+  // Sleeps on the counter of events, taking them as they come, until done()
+  // holds (true) or the time until() gives has come (false). `room`: the
+  // I/O thread also wakes this one with each write it reports.
+  idle(done, until, room = false) {
+    if (room) Atomics.store(this.ctl, 1, 1);
     try {
-      return this.block(conn, ready, ms);
+      for (;;) {
+        const tick = Atomics.load(this.ctl, 0);
+        this.pump();
+        if (done()) return true;
+        const left = until() - performance.now();
+        if (left <= 0) return false;
+        Atomics.wait(this.ctl, 0, tick, left);
+      }
     } finally {
-      Atomics.store(this.ctl, 1, 0);
+      if (room) Atomics.store(this.ctl, 1, 0);
     }
   }
 
@@ -118,26 +129,28 @@ class BlockingIO {
     } else {
       this.post({ op: 'open', id, spec });
     }
-    this.block(null, () => this.opened.has(id), null);
-    const answer = this.opened.get(id);
-    this.opened.delete(id);
-    const early = this.early.get(id) || [];
-    this.early.delete(id);
-    if (!answer.ok) return answer.info;
-    const conn = new WorkerConn(bridge, this, id);
-    this.conns.set(id, conn);
-    for (const ev of early) deliver(conn, ev);
-    return { conn, info: answer.info };
+    return then(this.block(null, () => this.opened.has(id), null), () => {
+      const answer = this.opened.get(id);
+      this.opened.delete(id);
+      const early = this.early.get(id) || [];
+      this.early.delete(id);
+      if (!answer.ok) return answer.info;
+      const conn = new WorkerConn(bridge, this, id);
+      this.conns.set(id, conn);
+      for (const ev of early) deliver(conn, ev);
+      return { conn, info: answer.info };
+    });
   }
 
   // IPSocket.getaddress: an address or "!CODE".
   resolve(host) {
     const id = this.nextId++;
     this.post({ op: 'lookup', id, host });
-    this.block(null, () => this.opened.has(id), null);
-    const answer = this.opened.get(id);
-    this.opened.delete(id);
-    return answer.info;
+    return then(this.block(null, () => this.opened.has(id), null), () => {
+      const answer = this.opened.get(id);
+      this.opened.delete(id);
+      return answer.info;
+    });
   }
 
   close() {
@@ -164,6 +177,25 @@ export function nodeBlockingTransport() {
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),
+    // fn() with its waits handed back as Pendings (Bridge#deferred)
+    deferred(fn) {
+      const t = get();
+      t.deferring = true;
+      try {
+        return fn();
+      } finally {
+        t.deferring = false;
+      }
+    },
+    // Bridge#idle: see BlockingIO#idle; with no I/O thread yet, nothing can
+    // arrive: a sleep until then.
+    idle(done, until, room) {
+      if (io) return io.idle(done, until, room);
+      if (done()) return true;
+      const left = until() - performance.now();
+      if (left > 0 && left < Infinity) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, left);
+      return done();
+    },
     readFile(path) {
       try {
         return readFileSync(path, 'utf8');
