@@ -125,6 +125,8 @@ export interface CreateRubyVMOptions extends InstallOptions {
   env?: boolean | Record<string, string>;
   /** true (default): require 'rubygems' */
   rubygems?: boolean;
+  /** bytes of the VM's memory given to malloc at once (default 32 MiB; 0: none): each later growth of a wasm memory costs V8 a full GC */
+  reserve?: number;
 }
 
 /** createRubyVM's options in browsers (the package's browser entry): what the page loaded is passed in; the others are installNetHttp's. */
