@@ -8,7 +8,9 @@
 // The I/O thread posts each event (opened, data, end, error) on a
 // MessagePort and bumps a counter in shared memory; this thread takes the
 // events with receiveMessageOnPort whenever Ruby calls in (pump) and sleeps
-// on the counter when Ruby must wait (block).
+// on the counter when Ruby must wait (block). Under NetHttpWasm::Scheduler
+// a wait is handed back as a Pending instead, and the scheduler sleeps on
+// the counter when every fiber waits (idle; Bridge#deferred, Bridge#idle).
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
@@ -86,14 +88,9 @@ class BlockingIO {
   // a wait that cannot end at once is handed back as a Pending instead.
   block(conn, ready, ms, once = false, room = false) {
     if (ready()) return true;
-    if (this.deferring) return new Pending(conn, ready, ms, once, room);
-    if (room) Atomics.store(this.ctl, 1, 1);
-    try {
-      const p = new Pending(conn, ready, ms, once);
-      return this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline) && ready();
-    } finally {
-      if (room) Atomics.store(this.ctl, 1, 0);
-    }
+    const p = new Pending(conn, ready, ms, once, room);
+    if (this.deferring) return p;
+    return this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room) && ready();
   }
 
   // block() for room to write: the I/O thread wakes this one with each

@@ -65,8 +65,8 @@ export function installNetHttp(vm, options = {}) {
  *   rubygems true (default): `require 'rubygems'` (Gem::Version...)
  *   reserve  bytes of the VM's memory given to malloc at once (default 32
  *            MiB; 0: none). malloc grows a wasm memory 64 KiB at a time,
- *            and each growth costs V8 a full garbage collection (about 10
- *            ms here, with --no-incremental-marking): without the reserve
+ *            and V8 collects garbage after each growth (a full collection,
+ *            10-20 ms, with --no-incremental-marking): without the reserve
  *            the first requests of a VM pay for dozens of them.
  * Returns { vm, handle, tmp, dispose() }.
  */
