@@ -12,7 +12,7 @@
 import { ResponseParser } from '../index.mjs';
 import { getDefaultCodec } from '../core.mjs';
 import { Pending, then } from './pending.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const latin1 = new TextDecoder('latin1');
@@ -122,10 +122,7 @@ export class Bridge {
 
   // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
   takeSettled() {
-    if (this.pendings.size) {
-      this.transport.pump();
-      this.pollPendings();
-    }
+    this.pollPendings();
     if (!this.settledList.length) return '';
     const s = this.settledList.join('\0');
     this.settledList = [];
@@ -172,18 +169,25 @@ export class Bridge {
   idle(ms) {
     const end = ms < 0 ? Infinity : performance.now() + ms;
     let room = false;
-    for (const p of this.pendings.values()) room ||= p.room;
+    const conns = new Set();
+    for (const p of this.pendings.values()) {
+      room ||= p.room;
+      if (p.conn) conns.add(p.conn);
+    }
     const until = () => {
       let t = end;
       for (const p of this.pendings.values()) if (p.deadline < t) t = p.deadline;
       return t;
     };
-    return this.transport.idle(() => this.pollPendings() > 0, until, room) ? 1 : 0;
+    // (the transport takes the events and reads the connections itself)
+    return this.transport.idle(() => this.pollPendings(false) > 0, until, room, [...conns]) ? 1 : 0;
   }
 
-  // Moves the values of the Pendings that are over to settledList.
-  pollPendings() {
+  // Moves the values of the Pendings that are over to settledList, after
+  // taking what came for them (`look`).
+  pollPendings(look = true) {
     if (this.pendings.size) {
+      if (look) for (const p of this.pendings.values()) this.transport.pump(p.conn);
       const now = performance.now();
       for (const [token, p] of this.pendings) {
         const v = p.poll(now);
@@ -336,7 +340,7 @@ export class Bridge {
   recvNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     if (!conn.records.length) return RC_WOULD_BLOCK;
     return conn.fillRecords(this.mem(), addr, cap);
   }
@@ -374,7 +378,7 @@ export class Bridge {
   readNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     conn.beginRaw();
     const n = conn.readRaw(this.mem(), addr, cap);
     if (n === RC_ERROR) this.lastError = `${conn.error[0]}\n${conn.error[1]}`;
@@ -392,25 +396,31 @@ export class Bridge {
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
   }
 
-  // IO#wait_readable(0) when nothing is buffered (Net::HTTP's check for a
-  // connection the server closed, before each request). A blocking
-  // transport's I/O thread has seen what came while Ruby ran: the state is
+  // IO#wait_readable(0) (Net::HTTP's check for a connection the server
+  // closed, before each request): the state, S_EMPTY..S_END. A blocking
+  // transport has looked at the socket (or reads it now): the state is
   // current. A waiting transport's event loop has not polled since Ruby last
   // waited; when that was SETTLE_AFTER_MS ago or more (a `sleep`, other
-  // work), a Promise of the state once the loop has polled (the second
-  // setImmediate comes after a full turn, through the poll phase). Right
-  // after a response the state is taken as it is: a close that comes in
-  // the same instant races with the next request here as it does in MRI.
+  // work) and nothing is there, S_UNSETTLED: Ruby then awaits settleLater.
+  // Right after a response the state is taken as it is: a close that comes
+  // in the same instant races with the next request here as it does in MRI.
   settle(id) {
+    const s = this.state(id);
+    if (s !== S_EMPTY || this.blocking) return s;
     const conn = this.conns.get(id);
-    if (this.blocking || !conn || performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS) return this.state(id);
+    return performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS ? s : S_UNSETTLED;
+  }
+
+  // A promise of the state once the event loop has polled (the second
+  // setImmediate comes after a full turn, through the poll phase).
+  settleLater(id) {
     return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
   }
 
   state(id) {
     const conn = this.conns.get(id);
     if (!conn) return S_END;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     return conn.state();
   }
 

@@ -11,12 +11,44 @@
 // on the counter when Ruby must wait (block). Under NetHttpWasm::Scheduler
 // a wait is handed back as a Pending instead, and the scheduler sleeps on
 // the counter when every fiber waits (idle; Bridge#deferred, Bridge#idle).
+//
+// A plain TCP connection is read and written from this thread, on its file
+// descriptor, as MRI does: a write goes to the kernel at once (what does not
+// fit goes through the I/O thread), a read takes what the kernel holds. A
+// wait first polls the socket for a short while (an answer on a fast
+// network comes within that), then asks the I/O thread to watch it and
+// sleeps: no thread hop on the way out, none on the way back when the
+// answer is quick.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readSync, writeSync } from 'node:fs';
 import { Conn } from './conn.mjs';
+import { socketError } from './node-connect.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
+
+// How long a wait polls a direct connection before the I/O thread watches
+// it: an answer from a near, quick server comes within that. A connection
+// whose last wait took longer than SLOW_MS is watched at once.
+const POLL_MS = 0.25;
+const SLOW_MS = 1;
+// The buffer direct reads land in (what is read is copied out).
+const READ_SIZE = 64 * 1024;
+let readBuf = null;
+
+// A system call on a direct connection's fd: the result, or the error's
+// code ('EAGAIN' when the kernel has nothing to give or take now).
+function sys(f) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return f();
+  } catch (e) {
+    return e && e.code === 'EINTR' ? 'EAGAIN' : e;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
@@ -24,25 +56,89 @@ function own(bytes) {
 }
 
 class WorkerConn extends Conn {
-  constructor(bridge, io, id) {
+  constructor(bridge, io, id, fd = -1, lock = null) {
     super(bridge);
     this.io = io;
     this.wid = id;
+    this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
+    this.lock = lock;
+    this.watching = false; // the I/O thread reads it once for us
+    this.lastWait = 0; // ms the last block() on it took
   }
   write(bytes) {
     if (this.closed) return false;
-    const data = own(bytes);
+    let data = bytes;
+    // straight to the kernel, unless earlier bytes still wait in the I/O thread
+    if (this.fd >= 0 && this.unsent === 0) {
+      const n = this.writeDirect(bytes);
+      if (n === bytes.length || n < 0) return true;
+      data = bytes.subarray(n);
+    }
+    data = own(data);
     this.unsent += data.length;
     this.io.post({ op: 'write', id: this.wid, data }, [data.buffer]);
     return true;
   }
+  // The bytes the kernel took (an error is the connection's: -1).
+  writeDirect(bytes) {
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0; // closed: the I/O thread reports it
+    let off = 0;
+    let err = null;
+    try {
+      while (off < bytes.length) {
+        const r = sys(() => writeSync(this.fd, bytes, off, bytes.length - off));
+        if (typeof r === 'number') off += r;
+        else {
+          if (r !== 'EAGAIN' && (r && r.code) !== 'EAGAIN') err = r;
+          break;
+        }
+      }
+    } finally {
+      this.unlock();
+    }
+    if (!err) return off;
+    this.onError(...socketError(err));
+    return -1;
+  }
+  // Takes what the kernel holds for a direct connection: true when
+  // something happened (data, its end, an error).
+  readDirect() {
+    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return false;
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return false;
+    let r;
+    try {
+      r = sys(() => readSync(this.fd, readBuf || (readBuf = Buffer.allocUnsafe(READ_SIZE)), 0, READ_SIZE, null));
+    } finally {
+      this.unlock();
+    }
+    if (typeof r === 'number') {
+      if (r === 0) this.onEnd();
+      else this.onData(new Uint8Array(readBuf.subarray(0, r))); // a copy: the buffer is reused
+      return true;
+    }
+    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
+    this.onError(...socketError(r));
+    return true;
+  }
+  unlock() {
+    Atomics.store(this.lock, 0, 0);
+    Atomics.notify(this.lock, 0);
+  }
+  // Asks the I/O thread for one read (an event wakes this thread).
+  watch() {
+    if (this.watching) return;
+    this.watching = true;
+    this.io.post({ op: 'watch', id: this.wid });
+  }
+  // (a direct connection is read only when Ruby asks: nothing to pause)
   pause() {
-    this.io.post({ op: 'pause', id: this.wid });
+    if (this.fd < 0) this.io.post({ op: 'pause', id: this.wid });
   }
   resume() {
-    this.io.post({ op: 'resume', id: this.wid });
+    if (this.fd < 0) this.io.post({ op: 'resume', id: this.wid });
   }
   destroy() {
+    this.fd = -1;
     this.io.conns.delete(this.wid);
     this.io.post({ op: 'close', id: this.wid });
   }
@@ -66,8 +162,14 @@ class BlockingIO {
     this.port.postMessage(msg, transfer);
   }
 
-  // Hands every event the I/O thread has posted to its connection.
-  pump() {
+  // Hands every event the I/O thread has posted to its connection; then
+  // takes what the kernel holds for conn when it is a direct connection.
+  pump(conn) {
+    this.drainEvents();
+    if (conn) conn.readDirect();
+  }
+
+  drainEvents() {
     for (;;) {
       const m = receiveMessageOnPort(this.port);
       if (!m) return;
@@ -84,13 +186,18 @@ class BlockingIO {
 
   // Waits until ready() holds (true), or ms milliseconds pass with nothing
   // arriving on conn (false); each arrival restarts the clock unless `once`.
-  // While `deferring` (a call under NetHttpWasm::Scheduler, Bridge#deferred),
-  // a wait that cannot end at once is handed back as a Pending instead.
+  // A direct connection is polled for POLL_MS, then watched. While
+  // `deferring` (a call under NetHttpWasm::Scheduler, Bridge#deferred), a
+  // wait that cannot end at once is handed back as a Pending instead.
   block(conn, ready, ms, once = false, room = false) {
     if (ready()) return true;
     const p = new Pending(conn, ready, ms, once, room);
     if (this.deferring) return p;
-    return this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room) && ready();
+    const start = performance.now();
+    const poll = conn && conn.lastWait < SLOW_MS ? POLL_MS : 0;
+    if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
+    if (conn) conn.lastWait = performance.now() - start;
+    return true;
   }
 
   // block() for room to write: the I/O thread wakes this one with each
@@ -99,19 +206,30 @@ class BlockingIO {
     return this.block(conn, ready, ms, false, true);
   }
 
-  // Sleeps on the counter of events, taking them as they come, until done()
-  // holds (true) or the time until() gives has come (false). `room`: the
-  // I/O thread also wakes this one with each write it reports.
-  idle(done, until, room = false) {
+  // Sleeps on the counter of events, taking them as they come and reading
+  // the direct connections of `conns`, until done() holds (true) or the time
+  // until() gives has come (false). A direct connection is polled for `poll`
+  // ms, then watched by the I/O thread. `room`: the I/O thread also wakes
+  // this one with each write it reports.
+  idle(done, until, room = false, conns = [], poll = 0) {
+    const start = performance.now();
     if (room) Atomics.store(this.ctl, 1, 1);
     try {
       for (;;) {
         const tick = Atomics.load(this.ctl, 0);
-        this.pump();
+        this.drainEvents();
+        for (const c of conns) c.readDirect();
         if (done()) return true;
-        const left = until() - performance.now();
+        const now = performance.now();
+        const left = until() - now;
         if (left <= 0) return false;
-        Atomics.wait(this.ctl, 0, tick, left);
+        let polling = false;
+        for (const c of conns) {
+          if (c.fd < 0 || c.watching || c.eof || c.error) continue;
+          if (now - start < poll) polling = true;
+          else c.watch();
+        }
+        if (!polling) Atomics.wait(this.ctl, 0, tick, left);
       }
     } finally {
       if (room) Atomics.store(this.ctl, 1, 0);
@@ -124,7 +242,7 @@ class BlockingIO {
       this.conns.delete(old.wid);
       this.post({ op: 'starttls', id, old: old.wid, spec });
     } else {
-      this.post({ op: 'open', id, spec });
+      this.post({ op: 'open', id, spec, direct: true });
     }
     return then(this.block(null, () => this.opened.has(id), null), () => {
       const answer = this.opened.get(id);
@@ -132,7 +250,7 @@ class BlockingIO {
       const early = this.early.get(id) || [];
       this.early.delete(id);
       if (!answer.ok) return answer.info;
-      const conn = new WorkerConn(bridge, this, id);
+      const conn = new WorkerConn(bridge, this, id, answer.fd ?? -1, answer.lock);
       this.conns.set(id, conn);
       for (const ev of early) deliver(conn, ev);
       return { conn, info: answer.info };
@@ -157,6 +275,7 @@ class BlockingIO {
 }
 
 function deliver(conn, ev) {
+  if (ev.watched) conn.watching = false;
   if (ev.t === 'data') conn.onData(ev.data);
   else if (ev.t === 'flushed') conn.onFlushed(ev.n);
   else if (ev.t === 'end') conn.onEnd();
@@ -170,7 +289,7 @@ export function nodeBlockingTransport() {
     blocking: true,
     open: (bridge, spec) => get().open(bridge, spec),
     upgrade: (bridge, conn, spec) => get().open(bridge, spec, conn),
-    pump: () => io && io.pump(),
+    pump: (conn) => io && io.pump(conn),
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),
@@ -186,8 +305,8 @@ export function nodeBlockingTransport() {
     },
     // Bridge#idle: see BlockingIO#idle; with no I/O thread yet, nothing can
     // arrive: a sleep until then.
-    idle(done, until, room) {
-      if (io) return io.idle(done, until, room);
+    idle(done, until, room, conns) {
+      if (io) return io.idle(done, until, room, conns);
       if (done()) return true;
       const left = until() - performance.now();
       if (left > 0 && left < Infinity) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, left);
