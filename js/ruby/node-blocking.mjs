@@ -23,7 +23,7 @@ import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_thread
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
-import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, PollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
@@ -41,7 +41,7 @@ class WorkerConn extends Conn {
     this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
     this.lock = lock;
     this.watching = false; // the I/O thread reads it once for us
-    this.lastWait = 0; // ms the last block() on it took
+    this.polls = new PollPolicy();
   }
   write(bytes) {
     if (this.closed) return false;
@@ -171,9 +171,9 @@ class BlockingIO {
     const p = new Pending(conn, ready, ms, once, room);
     if (this.deferring) return p;
     const start = performance.now();
-    const poll = conn && conn.lastWait < SLOW_MS ? POLL_MS : 0;
+    const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
     if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
-    if (conn) conn.lastWait = performance.now() - start;
+    if (conn) conn.polls.answered(performance.now() - start);
     return true;
   }
 
@@ -204,7 +204,10 @@ class BlockingIO {
         for (const c of conns) {
           if (c.fd < 0 || c.watching || c.eof || c.error) continue;
           if (now - start < poll) polling = true;
-          else c.watch();
+          else {
+            if (poll) c.polls.missed();
+            c.watch();
+          }
         }
         if (!polling) Atomics.wait(this.ctl, 0, tick, left);
       }
