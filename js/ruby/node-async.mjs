@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, PollPolicy, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
 
 class NodeConn extends Conn {
-  constructor(bridge, socket) {
+  constructor(bridge, socket, spec) {
     super(bridge);
     this.socket = socket;
     this.listeners = {
@@ -23,10 +23,10 @@ class NodeConn extends Conn {
     for (const [ev, f] of Object.entries(this.listeners)) socket.on(ev, f);
     this.fd = fdOf(socket);
     this.sentAt = 0; // when the request now answered was written
-    this.polls = new PollPolicy();
+    this.polls = this.fd >= 0 ? pollPolicy(spec) : null;
   }
   onData(chunk, transient) {
-    if (this.sentAt) {
+    if (this.sentAt && this.polls) {
       this.polls.answered(performance.now() - this.sentAt);
       this.sentAt = 0;
     }
@@ -54,6 +54,13 @@ class NodeConn extends Conn {
         return;
       }
     }
+  }
+  // The socket, no longer listened to (TLS is started over it).
+  detach() {
+    this.fd = -1;
+    for (const [ev, f] of Object.entries(this.listeners)) this.socket.removeListener(ev, f);
+    if (this.paused) this.socket.resume();
+    return this.socket;
   }
   pause() {
     this.socket.pause();
@@ -83,7 +90,7 @@ export function nodeAsyncTransport() {
     blocking: false,
     open(bridge, spec) {
       return new Promise((resolve) => {
-        connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket), info } : info));
+        connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket, spec), info } : info));
       });
     },
     upgrade(bridge, conn, spec) {

@@ -23,7 +23,7 @@ import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_thread
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
-import { POLL_MS, PollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
@@ -34,14 +34,14 @@ function own(bytes) {
 }
 
 class WorkerConn extends Conn {
-  constructor(bridge, io, id, fd = -1, lock = null) {
+  constructor(bridge, io, id, fd = -1, lock = null, polls = null) {
     super(bridge);
     this.io = io;
     this.wid = id;
     this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
     this.lock = lock;
     this.watching = false; // the I/O thread reads it once for us
-    this.polls = new PollPolicy();
+    this.polls = polls; // when fd ≥ 0: see node-fd.mjs
   }
   write(bytes) {
     if (this.closed) return false;
@@ -173,7 +173,7 @@ class BlockingIO {
     const start = performance.now();
     const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
     if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
-    if (conn) conn.polls.answered(performance.now() - start);
+    if (conn && conn.polls) conn.polls.answered(performance.now() - start);
     return true;
   }
 
@@ -230,7 +230,8 @@ class BlockingIO {
       const early = this.early.get(id) || [];
       this.early.delete(id);
       if (!answer.ok) return answer.info;
-      const conn = new WorkerConn(bridge, this, id, answer.fd ?? -1, answer.lock);
+      const fd = answer.fd ?? -1;
+      const conn = new WorkerConn(bridge, this, id, fd, answer.lock, fd >= 0 ? pollPolicy(spec) : null);
       this.conns.set(id, conn);
       for (const ev of early) deliver(conn, ev);
       return { conn, info: answer.info };

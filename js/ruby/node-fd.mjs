@@ -16,7 +16,7 @@ const SLOW_MS = 1;
 const SKIP_AFTER_MISS = 16;
 
 /** Whether a connection's next wait polls (see POLL_MS). */
-export class PollPolicy {
+class PollPolicy {
   constructor() {
     this.lastWait = 0;
     this.skip = 0;
@@ -36,6 +36,22 @@ export class PollPolicy {
   missed() {
     this.skip = SKIP_AFTER_MISS;
   }
+}
+
+// One policy per server (host and port) a connection goes to, so that a
+// new connection starts from what the last ones learned.
+const policies = new Map();
+const POLICIES_KEPT = 64;
+
+/** The polling policy of connections to spec's host and port. */
+export function pollPolicy(spec) {
+  const key = `${spec.host}:${spec.port}`;
+  let p = policies.get(key);
+  if (p) return p;
+  if (policies.size >= POLICIES_KEPT) policies.delete(policies.keys().next().value);
+  p = new PollPolicy();
+  policies.set(key, p);
+  return p;
 }
 // Reads land in one buffer (the caller copies what it keeps); a large body
 // is read read after read while they fill it, up to READ_MAX at a time.
