@@ -164,8 +164,14 @@ function nativeClient() {
   };
 }
 
+// What createRubyVM gives malloc up front (its `reserve`): without it the
+// wasm memory grows 64 KiB at a time under large bodies, and V8 follows
+// each growth with a full collection.
+const RESERVE = 32 << 20;
+
 async function wasmClient(blocking, codec) {
   const vm = await bootVM('4.0');
+  vm.eval(`String.new(capacity: ${RESERVE}).clear; nil`);
   const handle = installNetHttp(vm, { blocking, codec });
   await rb(vm, `require 'net/http'\n${RUBY}`);
   return {

@@ -125,7 +125,37 @@ export interface CreateRubyVMOptions extends InstallOptions {
   env?: boolean | Record<string, string>;
   /** true (default): require 'rubygems' */
   rubygems?: boolean;
+  /** bytes of the VM's memory given to malloc at once (default 32 MiB; 0: none): each later growth of a wasm memory costs V8 a full GC */
+  reserve?: number;
 }
+
+/** createRubyVM's options in browsers (the package's browser entry): what the page loaded is passed in; the others are installNetHttp's. */
+export interface CreateBrowserRubyVMOptions extends InstallOptions {
+  /** a compiled ruby.wasm module with its standard library (e.g. @ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm) */
+  ruby: WebAssembly.Module;
+  /** the RubyVM class of @ruby/wasm-wasi */
+  RubyVM: { instantiateModule(options: { module: WebAssembly.Module; wasip1: any }): Promise<{ vm: any }> };
+  /** the module @bjorn3/browser_wasi_shim (`import * as wasi from '@bjorn3/browser_wasi_shim'`) */
+  wasi: { WASI: new (...args: any[]) => any; File: any; Directory: any; OpenFile: any; PreopenDirectory: any; ConsoleStdout: any };
+  /** { name: { 'lib/name.rb': text or bytes } }: read-only files at /gems/<name>/, its lib/ (else the folder) on $LOAD_PATH */
+  gems?: Record<string, Record<string, string | Uint8Array>>;
+  /** true (default): an empty writable /tmp in memory; false: none */
+  tmp?: boolean;
+  /** the environment (default: none) */
+  env?: Record<string, string>;
+  /** true (default): require 'rubygems' */
+  rubygems?: boolean;
+  /** Ruby's $stdout (fd 1) and $stderr (fd 2), line by line (default: console.log / console.warn; false: dropped) */
+  print?: false | ((text: string, fd: 1 | 2) => void);
+}
+
+/** A ruby.wasm VM with gem files, /tmp, the environment, rubygems and Net::HTTP over fetch() (browsers). */
+export function createRubyVM(options: CreateBrowserRubyVMOptions): Promise<{
+  vm: RubyVMLike & { evalAsync(code: string): Promise<{ toString(): string }> };
+  handle: InstallHandle;
+  wasi: any;
+  dispose(): Promise<void>;
+}>;
 
 /** A ruby.wasm VM with folders mounted, /tmp, the environment, rubygems and Net::HTTP (Node.js). */
 export function createRubyVM(options?: CreateRubyVMOptions): Promise<{

@@ -117,10 +117,19 @@ module NetHttpWasm
       a > 0x3fffffff ? a.to_f : a
     end
 
-    # The value of a bridge call that waits: as it is from a blocking
-    # transport, awaited from a waiting one.
-    def wait(result)
-      @blocking ? result : await(result)
+    # Bridge call `name`, one that may wait for the network (open, recv,
+    # wait...): its value. A blocking transport waits in the call, except
+    # under NetHttpWasm::Scheduler, which makes the call without blocking
+    # and waits for it along with its other fibers; a waiting transport's
+    # promise is awaited.
+    def call_wait(name, *args)
+      if @blocking
+        s = Fiber.scheduler
+        return @bridge.call(name, *args) unless s.is_a?(Scheduler)
+        s.deferred(name, args)
+      else
+        await(@bridge.call(name, *args))
+      end
     end
 
     # Waits for a promise of the bridge's (it never rejects, and gives a
@@ -147,7 +156,7 @@ module NetHttpWasm
     def getaddress(host)
       h = host.to_s
       return h if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
-      r = wait(@bridge.call(:resolve, h)).to_s
+      r = call_wait(:resolve, h).to_s
       return r unless r.start_with?('!')
       text = r == '!EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
       raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"

@@ -1,16 +1,18 @@
 // The blocking transport (installNetHttp(vm, { blocking: true })): Net::HTTP
 // waits as it does natively, with no fiber switch, so it runs from vm.eval,
 // inside blocks of C-implemented iterators, and sees a connection the server
-// closed while Ruby slept. The VM runs in a worker thread (vm-thread.mjs):
-// the servers stay on this thread's event loop.
+// closed while Ruby slept; under NetHttpWasm::Scheduler, fibers' requests
+// overlap. The VM runs in a worker thread (vm-thread.mjs): the servers stay
+// on this thread's event loop.
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { VERSIONS, bootThreadVM, rbJSON, captureServer } from './fixtures/browser/harness.mjs';
+import { VERSIONS, bootThreadVM, rbJSON, captureServer, listen, closeServer } from './fixtures/browser/harness.mjs';
 
 // 3 MiB that differ at every offset (a byte copied from the wrong place shows)
 const BIG = Buffer.alloc(3 << 20);
@@ -90,6 +92,93 @@ for (const version of VERSIONS) {
         end`);
       assert.deepEqual(r, [`GET /idle conn=${before}`, `POST /after conn=${before + 1}`]);
       assert.equal(srv.conns[before].requests.length, 1, 'nothing was written to the closed connection');
+    });
+
+    describe('NetHttpWasm::Scheduler', () => {
+      // /delay/N answers after N ms; /barrier holds each request until 10
+      // are there (then answers them all), or for 3 s
+      let server;
+      let port;
+      let held = [];
+      let maxHeld = 0;
+      const sockets = new Set();
+      before(async () => {
+        server = http.createServer((req, res) => {
+          const path = new URL(req.url, 'http://x').pathname;
+          if (path === '/barrier') {
+            held.push(res);
+            maxHeld = Math.max(maxHeld, held.length);
+            if (held.length === 10) for (const r of held.splice(0)) r.end('met');
+            else setTimeout(() => held.includes(res) && (held.splice(held.indexOf(res), 1), res.end('alone')), 3000);
+            return;
+          }
+          setTimeout(() => res.end(req.url), Number(path.split('/')[2]) || 0);
+        });
+        server.on('connection', (s) => {
+          sockets.add(s);
+          s.on('close', () => sockets.delete(s));
+        });
+        port = await listen(server);
+      });
+      after(() => closeServer(server, sockets));
+
+      test('requests in fibers overlap: 10 at once at the server; 10 to /delay/50 well under 10 × 50 ms', async () => {
+        const r = await rbJSON(vm, `
+          u = "http://127.0.0.1:${port}"
+          # a first round loads net/http's code paths (not timed)
+          NetHttpWasm::Scheduler.run { 10.times { Fiber.schedule { Net::HTTP.get(URI(u + '/delay/0')) } } }
+          met = []
+          NetHttpWasm::Scheduler.run { 10.times { Fiber.schedule { met << Net::HTTP.get(URI(u + '/barrier')) } } }
+          out = []
+          t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+          NetHttpWasm::Scheduler.run do
+            10.times { |i| Fiber.schedule { out << Net::HTTP.get(URI(u + "/delay/50?#{i}")) } }
+          end
+          [met, out.sort, (Process.clock_gettime(Process::CLOCK_MONOTONIC) - t) * 1000]`);
+        assert.deepEqual(r[0], Array(10).fill('met'), 'the server held all 10 requests at once');
+        assert.equal(maxHeld, 10);
+        assert.deepEqual(r[1], Array.from({ length: 10 }, (_, i) => `/delay/50?${i}`));
+        assert.ok(r[2] < 400, `10 requests to /delay/50 took ${r[2].toFixed(1)} ms (one after another: 500 ms or more)`);
+      });
+
+      test('sleep, a request of the fiber that runs the scheduler, Timeout.timeout, read_timeout and Queue', async () => {
+        const r = await rbJSON(vm, `
+          u = "http://127.0.0.1:${port}"
+          order = []
+          main = nil
+          NetHttpWasm::Scheduler.run do
+            Fiber.schedule { sleep 0.4; order << :slept }
+            Fiber.schedule { order << Net::HTTP.get(URI(u + '/delay/250')) }
+            # not a scheduled fiber: it runs the others while it waits
+            main = Net::HTTP.get(URI(u + '/delay/50'))
+            order << :main
+          end
+          to = rt = nil
+          NetHttpWasm::Scheduler.run do
+            Fiber.schedule do
+              Timeout.timeout(0.05) { Net::HTTP.get(URI(u + '/delay/2000')) }
+            rescue Timeout::Error => e
+              to = [e.class.name, e.message]
+            end
+            Fiber.schedule do
+              Net::HTTP.start('127.0.0.1', ${port}) { |h| h.read_timeout = 0.05; h.max_retries = 0; h.get('/delay/2000') }
+            rescue Net::ReadTimeout => e
+              rt = e.class.name
+            end
+          end
+          q = Thread::Queue.new
+          got = []
+          NetHttpWasm::Scheduler.run do
+            Fiber.schedule { got << q.pop }
+            Fiber.schedule { sleep 0.01; q << Net::HTTP.get(URI(u + '/delay/10')) }
+          end
+          [order, main, to, rt, got, NetHttpWasm.bridge[:pendings][:size].to_i]`);
+        const [order, main, ...rest] = r;
+        // one after another, the fiber's /delay/250 (scheduled first) would end before main's /delay/50
+        assert.deepEqual([order, main], [['main', '/delay/250', 'slept'], '/delay/50']);
+        // the waits given up (Timeout, read_timeout) left nothing behind in the bridge
+        assert.deepEqual(rest, [['Timeout::Error', 'execution expired'], 'Net::ReadTimeout', ['/delay/10'], 0]);
+      });
     });
   });
 }

@@ -2,7 +2,7 @@
 //
 //   page server  serves examples/browser/ at /, the playground at /playground/,
 //                the package's js/, ruby/ and the node_modules files the pages
-//                import (ruby.wasm 4.0, @ruby/wasm-wasi, @bjorn3/browser_wasi_shim),
+//                import (ruby.wasm 4.0 and 3.4, @ruby/wasm-wasi, @bjorn3/browser_wasi_shim),
 //                and an empty page at /blank for tests that import the package
 //   API server   another origin, with CORS headers: echoes what it received
 //                (GET /hello, POST /form, GET /gzip, GET /status/404) and records
@@ -39,6 +39,7 @@ const ALLOWED = [
   join(root, 'ruby') + sep,
   join(root, 'node_modules', '@ruby', 'wasm-wasi') + sep,
   join(root, 'node_modules', '@ruby', '4.0-wasm-wasi') + sep,
+  join(root, 'node_modules', '@ruby', '3.4-wasm-wasi') + sep,
   join(root, 'node_modules', '@bjorn3', 'browser_wasi_shim') + sep,
 ];
 

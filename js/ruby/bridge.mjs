@@ -7,9 +7,11 @@
 //
 // A transport is either waiting (open/recv/wait return Promises, which Ruby
 // awaits with a fiber switch: vm.evalAsync only) or blocking (they return
-// the value: the JS thread waits, as a Ruby thread does natively).
+// the value: the JS thread waits, as a Ruby thread does natively; under
+// NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
 import { ResponseParser } from '../index.mjs';
 import { getDefaultCodec } from '../core.mjs';
+import { Pending, then } from './pending.mjs';
 import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
@@ -23,6 +25,8 @@ const PARSER_POOL = 8;
 // state is taken as current (see settle).
 const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
+// The calls that may wait for the network (Bridge#deferred).
+const DEFERRABLE = new Set(['open', 'starttls', 'resolve', 'recv', 'drain', 'wait']);
 
 export class Bridge {
   // wake: runs NetHttpWasm.__wake in the VM (a waiting transport's
@@ -49,6 +53,7 @@ export class Bridge {
     this.lastPoll = 0; // when Ruby last came back from the event loop
     this.settledList = [];
     this.onSettled = null;
+    this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
   }
 
   mem() {
@@ -115,6 +120,7 @@ export class Bridge {
 
   // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
   takeSettled() {
+    this.pollPendings();
     if (!this.settledList.length) return '';
     const s = this.settledList.join('\0');
     this.settledList = [];
@@ -135,6 +141,61 @@ export class Bridge {
         resolve(1);
       };
     });
+  }
+
+  // -- NetHttpWasm::Scheduler over a blocking transport --
+
+  // Ruby: bridge call `name` (one that may wait for the network) made
+  // without blocking; its value is noted for `token` (takeSettled) at once,
+  // or, when it must wait, once its Pending is over (idle, takeSettled).
+  deferred(token, name, ...args) {
+    if (!DEFERRABLE.has(name)) throw new TypeError(`not a deferrable call: ${name}`);
+    const r = this.transport.deferred(() => this[name](...args));
+    if (r instanceof Pending) this.pendings.set(token, r);
+    else this.settledList.push(`${token}\n${r}`);
+    return 0;
+  }
+
+  // Ruby: a fiber waiting for `token` was given up (an exception raised in
+  // it): its wait is dropped before it can write into Ruby's memory.
+  forget(token) {
+    this.pendings.delete(token);
+  }
+
+  // Ruby, when every fiber waits: blocks until the I/O thread's events end
+  // a Pending (1), or for ms milliseconds (0; ms < 0: no limit).
+  idle(ms) {
+    const end = ms < 0 ? Infinity : performance.now() + ms;
+    let room = false;
+    const conns = new Set();
+    for (const p of this.pendings.values()) {
+      room ||= p.room;
+      if (p.conn) conns.add(p.conn);
+    }
+    const until = () => {
+      let t = end;
+      for (const p of this.pendings.values()) if (p.deadline < t) t = p.deadline;
+      return t;
+    };
+    // (the transport takes the events and reads the connections itself)
+    return this.transport.idle(() => this.pollPendings(false) > 0, until, room, [...conns]) ? 1 : 0;
+  }
+
+  // Moves the values of the Pendings that are over to settledList, after
+  // taking what came for them (`look`).
+  pollPendings(look = true) {
+    if (this.pendings.size) {
+      if (look) for (const p of this.pendings.values()) this.transport.pump(p.conn);
+      const now = performance.now();
+      for (const [token, p] of this.pendings) {
+        const v = p.poll(now);
+        if (v !== undefined) {
+          this.pendings.delete(token);
+          this.settledList.push(`${token}\n${v}`);
+        }
+      }
+    }
+    return this.settledList.length;
   }
 
   // -- calls from Ruby --
@@ -167,8 +228,7 @@ export class Bridge {
       r.conn.peer = spec;
       return `${this.add(r.conn)}\n${r.info}`;
     };
-    const r = this.transport.open(this, spec);
-    return r && typeof r.then === 'function' ? r.then(done) : done(r);
+    return then(this.transport.open(this, spec), done);
   }
 
   // NetHttpWasm::Socket#start_tls: a TLS handshake over connection id (a
@@ -200,8 +260,7 @@ export class Bridge {
       // "reused\ncertificate": the end of open's info
       return r.info.split('\n').slice(3).join('\n');
     };
-    const r = this.transport.upgrade(this, conn, spec);
-    return r && typeof r.then === 'function' ? r.then(done) : done(r);
+    return then(this.transport.upgrade(this, conn, spec), done);
   }
 
   // The codec writes a request: hdr is the request record of
@@ -273,7 +332,7 @@ export class Bridge {
       if (conn.closed && !conn.records.length) return this.fail(CLOSED);
       return conn.fillRecords(this.mem(), addr, cap);
     };
-    if (this.blocking) return after(this.transport.block(conn, () => conn.hasRecords(), ms));
+    if (this.blocking) return then(this.transport.block(conn, () => conn.hasRecords(), ms), after);
     return waitFor(conn, () => conn.hasRecords(), ms).then(after);
   }
 
@@ -311,7 +370,7 @@ export class Bridge {
     if (!conn) return this.reply(1);
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const ready = () => conn.unsent < UNSENT_MAX || conn.closed || conn.eof || !!conn.error;
-    if (this.blocking) return this.transport.blockForRoom(conn, ready, ms) ? 1 : 0;
+    if (this.blocking) return then(this.transport.blockForRoom(conn, ready, ms), (ok) => (ok ? 1 : 0));
     return waitFor(conn, ready, ms).then((ok) => (ok ? 1 : 0));
   }
 
@@ -333,7 +392,7 @@ export class Bridge {
     if (!conn) return this.reply(1);
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const ready = () => conn.state() !== 0;
-    if (this.blocking) return this.transport.block(conn, ready, ms, true) ? 1 : 0;
+    if (this.blocking) return then(this.transport.block(conn, ready, ms, true), (ok) => (ok ? 1 : 0));
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
   }
 

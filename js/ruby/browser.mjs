@@ -1,7 +1,9 @@
 // net-http-wasm/ruby in browsers: Ruby's own Net::HTTP inside a ruby.wasm VM,
 // each request sent with fetch() (see fetch.mjs). Call `await init()` from
-// net-http-wasm first where the page may not compile the codec synchronously.
-import { install } from './install.mjs';
+// net-http-wasm first where the page may not compile the codec synchronously
+// (createRubyVM does it).
+import { install, prepare } from './install.mjs';
+import { init } from '../index.mjs';
 
 const host = { defaultTransport: 'fetch' };
 
@@ -13,4 +15,99 @@ const host = { defaultTransport: 'fetch' };
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
+}
+
+/**
+ * A ruby.wasm VM ready for the network in a page, in one call, as Node's
+ * createRubyVM: WASI with a writable /tmp and the given gems, the
+ * environment, rubygems loaded, the codec initialized, Net::HTTP installed.
+ * This package has no dependencies: pass what the page loaded.
+ *   ruby     a compiled WebAssembly.Module of a ruby.wasm build with its
+ *            standard library, e.g. `await WebAssembly.compileStreaming(
+ *            fetch('…/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'))`
+ *   RubyVM   the RubyVM class of @ruby/wasm-wasi
+ *   wasi     the module @bjorn3/browser_wasi_shim (import * as wasi from …)
+ *   gems     { name: { 'lib/name.rb': text or bytes, … } }: files put (read
+ *            only) at /gems/<name>/…; the gem's lib/ goes on $LOAD_PATH when
+ *            it has one, else /gems/<name>
+ *   tmp      true (default): an empty writable /tmp in memory; false: none
+ *   env      { NAME: 'value' } (default: none)
+ *   rubygems true (default): `require 'rubygems'`
+ *   print    (text, fd) => …: Ruby's $stdout (fd 1) and $stderr (fd 2), line
+ *            by line (default: console.log / console.warn; false: dropped)
+ * The other options go to installNetHttp. Returns { vm, handle, wasi (the
+ * WASI instance), dispose() }.
+ */
+export async function createRubyVM(options = {}) {
+  const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, ...netHttp } = options;
+  if (!(ruby instanceof WebAssembly.Module)) throw new TypeError('createRubyVM: ruby must be a compiled WebAssembly.Module of ruby.wasm');
+  if (!RubyVM || typeof RubyVM.instantiateModule !== 'function') throw new TypeError("createRubyVM: RubyVM must be @ruby/wasm-wasi's RubyVM");
+  if (!shim || typeof shim.WASI !== 'function') throw new TypeError('createRubyVM: wasi must be the module @bjorn3/browser_wasi_shim');
+  await init();
+  const { WASI, File, Directory, OpenFile, PreopenDirectory, ConsoleStdout } = shim;
+  const out = print === undefined ? (text, fd) => (fd === 1 ? console.log(text) : console.warn(text)) : print;
+  const stream = (fd) => (out ? ConsoleStdout.lineBuffered((line) => out(line, fd)) : new OpenFile(new File([])));
+  const fds = [new OpenFile(new File([])), stream(1), stream(2)];
+  // the shim's directories report no rights, and Ruby asks for them
+  // (File.writable?, as Dir.tmpdir does, checks the rights files opened
+  // under a directory may have): /tmp may do anything, /gems read
+  if (tmp) fds.push(withRights(new PreopenDirectory('/tmp', new Map()), 0x1fffffffn));
+
+  const loadPath = [];
+  const names = Object.keys(gems);
+  if (names.length) {
+    const root = new Map();
+    for (const name of names) {
+      root.set(name, tree(gems[name], File, Directory));
+      loadPath.push(Object.keys(gems[name]).some((p) => p.startsWith('lib/')) ? `/gems/${name}/lib` : `/gems/${name}`);
+    }
+    fds.push(withRights(new PreopenDirectory('/gems', root), READ));
+  }
+  const vars = { ...env };
+  if (tmp && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
+  const wasi = new WASI(['ruby'], Object.entries(vars).map(([k, v]) => `${k}=${v}`), fds, { debug: false });
+  const { vm } = await RubyVM.instantiateModule({ module: ruby, wasip1: wasi });
+  prepare(vm, { loadPath, rubygems });
+  const handle = installNetHttp(vm, netHttp);
+  return {
+    vm,
+    handle,
+    wasi,
+    async dispose() {
+      await handle.uninstall();
+    },
+  };
+}
+
+// WASI's rights: reading a file (fd_read, seek, tell, stat) and a directory (readdir, open, stat).
+const READ = BigInt((1 << 1) | (1 << 2) | (1 << 5) | (1 << 13) | (1 << 14) | (1 << 15) | (1 << 18) | (1 << 21));
+
+// The preopened directory, reporting `rights` for what is opened under it.
+function withRights(dir, rights) {
+  const stat = dir.fd_fdstat_get.bind(dir);
+  dir.fd_fdstat_get = () => {
+    const r = stat();
+    if (r.fdstat) r.fdstat.fs_rights_base = r.fdstat.fs_rights_inherited = rights;
+    return r;
+  };
+  return dir;
+}
+
+// { 'lib/a/b.rb': text or bytes } → a Directory of read-only Files (made
+// from the leaves up: a Directory links its subdirectories when made).
+function tree(files, File, Directory) {
+  const top = new Map();
+  const encoder = new TextEncoder();
+  for (const [path, content] of Object.entries(files)) {
+    const parts = path.split('/').filter(Boolean);
+    let dir = top;
+    for (const part of parts.slice(0, -1)) {
+      if (!dir.has(part)) dir.set(part, new Map());
+      dir = dir.get(part);
+    }
+    const data = typeof content === 'string' ? encoder.encode(content) : content;
+    dir.set(parts[parts.length - 1], new File(data, { readonly: true }));
+  }
+  const make = (map) => new Directory(new Map([...map].map(([k, v]) => [k, v instanceof Map ? make(v) : v])));
+  return make(top);
 }

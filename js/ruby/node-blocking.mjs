@@ -8,7 +8,9 @@
 // The I/O thread posts each event (opened, data, end, error) on a
 // MessagePort and bumps a counter in shared memory; this thread takes the
 // events with receiveMessageOnPort whenever Ruby calls in (pump) and sleeps
-// on the counter when Ruby must wait (block).
+// on the counter when Ruby must wait (block). Under NetHttpWasm::Scheduler
+// a wait is handed back as a Pending instead, and the scheduler sleeps on
+// the counter when every fiber waits (idle; Bridge#deferred, Bridge#idle).
 //
 // A plain TCP connection is read and written from this thread, on its file
 // descriptor, as MRI does: a write goes to the kernel at once (what does not
@@ -22,6 +24,7 @@ import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
 import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
@@ -129,6 +132,7 @@ class BlockingIO {
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
     this.nextId = 1;
+    this.deferring = false;
   }
 
   post(msg, transfer) {
@@ -159,46 +163,56 @@ class BlockingIO {
 
   // Waits until ready() holds (true), or ms milliseconds pass with nothing
   // arriving on conn (false); each arrival restarts the clock unless `once`.
-  // A direct connection is polled for POLL_MS, then watched.
-  block(conn, ready, ms, once = false) {
+  // A direct connection is polled for POLL_MS, then watched. While
+  // `deferring` (a call under NetHttpWasm::Scheduler, Bridge#deferred), a
+  // wait that cannot end at once is handed back as a Pending instead.
+  block(conn, ready, ms, once = false, room = false) {
     if (ready()) return true;
-    const limit = ms == null ? Infinity : ms;
+    const p = new Pending(conn, ready, ms, once, room);
+    if (this.deferring) return p;
     const start = performance.now();
-    let deadline = start + limit;
-    let seen = conn ? conn.arrivals : 0;
     const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
-    for (;;) {
-      const tick = Atomics.load(this.ctl, 0);
-      this.drainEvents();
-      if (conn) conn.readDirect();
-      if (ready()) {
-        if (conn && conn.polls) conn.polls.answered(performance.now() - start);
-        return true;
-      }
-      const now = performance.now();
-      if (conn && !once && conn.arrivals !== seen) {
-        seen = conn.arrivals;
-        deadline = now + limit;
-      }
-      const left = deadline - now;
-      if (left <= 0) return false;
-      if (conn && conn.fd >= 0 && !conn.watching && !conn.eof && !conn.error) {
-        if (now - start < poll) continue;
-        if (poll) conn.polls.missed();
-        conn.watch();
-      }
-      Atomics.wait(this.ctl, 0, tick, left);
-    }
+    if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
+    if (conn && conn.polls) conn.polls.answered(performance.now() - start);
+    return true;
   }
 
   // block() for room to write: the I/O thread wakes this one with each
   // write it reports only meanwhile.
   blockForRoom(conn, ready, ms) {
-    Atomics.store(this.ctl, 1, 1);
+    return this.block(conn, ready, ms, false, true);
+  }
+
+  // Sleeps on the counter of events, taking them as they come and reading
+  // the direct connections of `conns`, until done() holds (true) or the time
+  // until() gives has come (false). A direct connection is polled for `poll`
+  // ms, then watched by the I/O thread. `room`: the I/O thread also wakes
+  // this one with each write it reports.
+  idle(done, until, room = false, conns = [], poll = 0) {
+    const start = performance.now();
+    if (room) Atomics.store(this.ctl, 1, 1);
     try {
-      return this.block(conn, ready, ms);
+      for (;;) {
+        const tick = Atomics.load(this.ctl, 0);
+        this.drainEvents();
+        for (const c of conns) c.readDirect();
+        if (done()) return true;
+        const now = performance.now();
+        const left = until() - now;
+        if (left <= 0) return false;
+        let polling = false;
+        for (const c of conns) {
+          if (c.fd < 0 || c.watching || c.eof || c.error) continue;
+          if (now - start < poll) polling = true;
+          else {
+            if (poll) c.polls.missed();
+            c.watch();
+          }
+        }
+        if (!polling) Atomics.wait(this.ctl, 0, tick, left);
+      }
     } finally {
-      Atomics.store(this.ctl, 1, 0);
+      if (room) Atomics.store(this.ctl, 1, 0);
     }
   }
 
@@ -210,27 +224,29 @@ class BlockingIO {
     } else {
       this.post({ op: 'open', id, spec, direct: true });
     }
-    this.block(null, () => this.opened.has(id), null);
-    const answer = this.opened.get(id);
-    this.opened.delete(id);
-    const early = this.early.get(id) || [];
-    this.early.delete(id);
-    if (!answer.ok) return answer.info;
-    const fd = answer.fd ?? -1;
-    const conn = new WorkerConn(bridge, this, id, fd, answer.lock, fd >= 0 ? pollPolicy(spec) : null);
-    this.conns.set(id, conn);
-    for (const ev of early) deliver(conn, ev);
-    return { conn, info: answer.info };
+    return then(this.block(null, () => this.opened.has(id), null), () => {
+      const answer = this.opened.get(id);
+      this.opened.delete(id);
+      const early = this.early.get(id) || [];
+      this.early.delete(id);
+      if (!answer.ok) return answer.info;
+      const fd = answer.fd ?? -1;
+      const conn = new WorkerConn(bridge, this, id, fd, answer.lock, fd >= 0 ? pollPolicy(spec) : null);
+      this.conns.set(id, conn);
+      for (const ev of early) deliver(conn, ev);
+      return { conn, info: answer.info };
+    });
   }
 
   // IPSocket.getaddress: an address or "!CODE".
   resolve(host) {
     const id = this.nextId++;
     this.post({ op: 'lookup', id, host });
-    this.block(null, () => this.opened.has(id), null);
-    const answer = this.opened.get(id);
-    this.opened.delete(id);
-    return answer.info;
+    return then(this.block(null, () => this.opened.has(id), null), () => {
+      const answer = this.opened.get(id);
+      this.opened.delete(id);
+      return answer.info;
+    });
   }
 
   close() {
@@ -258,6 +274,25 @@ export function nodeBlockingTransport() {
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),
+    // fn() with its waits handed back as Pendings (Bridge#deferred)
+    deferred(fn) {
+      const t = get();
+      t.deferring = true;
+      try {
+        return fn();
+      } finally {
+        t.deferring = false;
+      }
+    },
+    // Bridge#idle: see BlockingIO#idle; with no I/O thread yet, nothing can
+    // arrive: a sleep until then.
+    idle(done, until, room, conns) {
+      if (io) return io.idle(done, until, room, conns);
+      if (done()) return true;
+      const left = until() - performance.now();
+      if (left > 0 && left < Infinity) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, left);
+      return done();
+    },
     readFile(path) {
       try {
         return readFileSync(path, 'utf8');

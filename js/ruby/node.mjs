@@ -63,10 +63,15 @@ export function installNetHttp(vm, options = {}) {
  *   env      false (default): an empty environment; true: this process's
  *            (http_proxy, no_proxy... included); an object: exactly that
  *   rubygems true (default): `require 'rubygems'` (Gem::Version...)
+ *   reserve  bytes of the VM's memory given to malloc at once (default 32
+ *            MiB; 0: none). malloc grows a wasm memory 64 KiB at a time,
+ *            and V8 collects garbage after each growth (a full collection,
+ *            10-20 ms, with --no-incremental-marking): without the reserve
+ *            the first requests of a VM pay for dozens of them.
  * Returns { vm, handle, tmp, dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, ...netHttp } = options;
   const v8 = await import('node:v8');
   v8.setFlagsFromString('--no-incremental-marking'); // Node 20's GC and a growing wasm memory
   const { WASI } = await quietWasi();
@@ -103,6 +108,8 @@ export async function createRubyVM(options = {}) {
   if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
   const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens });
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
+  // one growth now; malloc takes from the freed block later
+  if (reserve > 0) vm.eval(`String.new(capacity: ${Math.floor(reserve)}).clear; nil`);
   prepare(vm, { loadPath, rubygems });
   const handle = installNetHttp(vm, netHttp);
   return {
@@ -115,6 +122,9 @@ export async function createRubyVM(options = {}) {
     },
   };
 }
+
+// createRubyVM's default reserve.
+const RESERVE = 32 << 20;
 
 function pathToUrl(p) {
   return new URL(`file://${p}`).href;

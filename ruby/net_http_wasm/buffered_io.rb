@@ -134,7 +134,7 @@ module NetHttpWasm
         end
         @fresh = false
         if n == RC_WOULD_BLOCK
-          n = NetHttpWasm.wait(@bridge.call(:recv, @id, @buf_addr, @buf.bytesize, NetHttpWasm.ms(@read_timeout))).to_i
+          n = NetHttpWasm.call_wait(:recv, @id, @buf_addr, @buf.bytesize, NetHttpWasm.ms(@read_timeout)).to_i
         end
         if n > 0
           @rec_pos = 0

@@ -13,8 +13,10 @@
 # timer) yields here; the fiber that runs the scheduler (the one that calls
 # Fiber.set_scheduler, or any fiber not made by #fiber) runs the others
 # while it waits itself, and waits for the host with one promise for
-# "whatever settles first". With a blocking transport the host's calls
-# return when done, so requests do not overlap; sleeps still do.
+# "whatever settles first". With a blocking transport a fiber's call that
+# would wait for the network is made without blocking (the bridge keeps the
+# wait), and when every fiber waits the scheduler blocks the thread until
+# the I/O thread reports something that ends a wait, or a timer is due.
 
 module NetHttpWasm
   class Scheduler
@@ -62,22 +64,16 @@ module NetHttpWasm
     def await_promise(promise)
       token = (@seq += 1)
       @bridge.call(:collect, promise, token)
-      if owns?(Fiber.current)
-        @results[token] = Fiber.current
-        begin
-          Fiber.yield
-        ensure
-          @results.delete(token)
-        end
-      else
-        @results[token] = nil
-        begin
-          run_once until @results[token]
-          @results[token]
-        ensure
-          @results.delete(token)
-        end
-      end
+      wait_for(token)
+    end
+
+    # A blocking transport's bridge call that may wait for the network
+    # (NetHttpWasm.call_wait), made without blocking (Bridge#deferred): its
+    # value, as a String.
+    def deferred(name, args)
+      token = (@seq += 1)
+      @bridge.call(:deferred, token, name.to_s, *args)
+      wait_for(token, true)
     end
 
     # Kernel#sleep.
@@ -190,6 +186,32 @@ module NetHttpWasm
       @timers.delete(timer) if timer
     end
 
+    # The value noted for token, the current fiber yielding (a fiber of
+    # this scheduler's) or running the others until then. A blocking
+    # transport's wait given up (an exception in the fiber) is dropped
+    # (`forget`).
+    def wait_for(token, forget = false)
+      value = nil
+      if owns?(Fiber.current)
+        @results[token] = Fiber.current
+        begin
+          value = Fiber.yield
+        ensure
+          @results.delete(token)
+          @bridge.call(:forget, token) if forget && value.nil?
+        end
+      else
+        @results[token] = nil
+        begin
+          run_once until (value = @results[token])
+          value
+        ensure
+          @results.delete(token)
+          @bridge.call(:forget, token) if forget && value.nil?
+        end
+      end
+    end
+
     # Resumes what is ready; if nothing is, waits for the host (a promise
     # settling) or the next timer, at most until deadline.
     def run_once(deadline = nil)
@@ -200,7 +222,7 @@ module NetHttpWasm
         raise FiberError, 'net-http-wasm: every fiber is waiting and nothing can wake them (deadlock)' if wake.nil? && @results.empty?
         ms = wake ? [((wake - now) * 1000).ceil, 0].max : -1
         if NetHttpWasm.blocking?
-          Fiber.blocking { sleep(ms / 1000.0) } if ms > 0
+          @bridge.call(:idle, ms)
         else
           NetHttpWasm.await_host(@bridge.call(:whenSettled, ms))
         end

@@ -13,7 +13,7 @@ module NetHttpWasm
       host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
-      r = NetHttpWasm.wait(bridge.call(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)).to_s
+      r = NetHttpWasm.call_wait(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local).to_s
       unless r.start_with?('!')
         id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
         s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
@@ -51,7 +51,7 @@ module NetHttpWasm
     # handshake as SSLSocket#connect does it, timed by open_timeout.
     def start_tls(tls, open_timeout)
       raise IOError, 'closed stream' if @closed
-      r = NetHttpWasm.wait(@bridge.call(:starttls, @id, tls, NetHttpWasm.ms(open_timeout))).to_s
+      r = NetHttpWasm.call_wait(:starttls, @id, tls, NetHttpWasm.ms(open_timeout)).to_s
       if r.start_with?('!')
         @closed = true
         Socket.raise_open_error(r, @peer_host, @peer_port)
@@ -181,14 +181,14 @@ module NetHttpWasm
         r = NetHttpWasm.await(@bridge.call(:settleLater, @id)).to_i if r == S_UNSETTLED
         return r != S_EMPTY ? self : nil
       end
-      NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
+      NetHttpWasm.call_wait(:wait, @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
     end
 
     # Waits for room in the host's send buffer (Bridge#drain): self, or nil
     # when timeout seconds passed with nothing sent.
     def wait_writable(timeout = nil)
       raise IOError, 'closed stream' if @closed
-      NetHttpWasm.wait(@bridge.call(:drain, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
+      NetHttpWasm.call_wait(:drain, @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
     end
 
     def eof?
