@@ -69,6 +69,7 @@ export const headerQueries = {
   HQ_KEEP_ALIVE: [10, 'connection_keep_alive?'],
   HQ_FETCH: [11, 'fetch(arg): the value, or the downcased key and KeyError\'s message'],
   HQ_GET_FIELDS: [12, 'get_fields(arg): the values'],
+  HQ_EACH_CAPITALIZED: [13, 'each_capitalized: capitalized name, joined value, ...'],
 };
 
 /** Events of the response parser (nh_resp_feed). */

@@ -89,10 +89,12 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
+    uint8_t *o = out->data + out->len; /* not out->data[out->len++]: a byte store may alias out */
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
-        out->data[out->len++] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+        o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
     }
+    out->len += n;
     return NH_OK;
 }
 
@@ -100,12 +102,14 @@ int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
+    uint8_t *o = out->data + out->len;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
         if (i == 0 ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z'))
             c ^= 0x20;
-        out->data[out->len++] = c;
+        o[i] = c;
     }
+    out->len += n;
     return NH_OK;
 }
 

@@ -60,6 +60,7 @@ typedef enum nh_error_class {
 #define NH_HQ_KEEP_ALIVE 10 /* connection_keep_alive? */
 #define NH_HQ_FETCH 11 /* fetch(arg): the value, or the downcased key and KeyError's message */
 #define NH_HQ_GET_FIELDS 12 /* get_fields(arg): the values */
+#define NH_HQ_EACH_CAPITALIZED 13 /* each_capitalized: capitalized name, joined value, ... */
 
 /* Response parser events. */
 #define NH_EV_HEAD 1 /* u32 n, head block: the response as read_new returns it */
