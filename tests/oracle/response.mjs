@@ -1,6 +1,6 @@
 // Runs response-parse cases through MRI (see response_runner.rb for the case
 // and result format):
-//   '4.0', '3.4'  ruby.wasm, in VMs booted by rubyvm.mjs
+//   '4.0', '3.4'  ruby.wasm, in the VMs of rubyvm.mjs's pool (one per version)
 //   'native'      the system ruby (3.1, net-http 0.2.0): the oracle for
 //                 content decoding, which crashes ruby.wasm
 //
@@ -17,33 +17,21 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootVM } from './rubyvm.mjs';
+import { dropVM as drop, vmFor as pooledVM, VERSIONS } from './rubyvm.mjs';
 import { prng } from '../support/prng.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 150);
 const BATCH = 300;
-const vms = new Map();
 
+// The VM of `version` from the oracle's pool, with the response runner loaded.
 async function vmFor(version, need) {
-  let v = vms.get(version);
-  if (v && version === '3.4' && v.used + need > SAFE_34) {
-    drop(version);
-    v = undefined;
-  }
-  if (!v) {
-    v = await bootVM(version);
+  const v = await pooledVM(version, need, SAFE_34);
+  if (!v.responseRunner) {
     v.vm.eval(`load '/oracle/response_runner.rb'; nil`);
-    vms.set(version, v);
+    v.responseRunner = true;
   }
   return v;
-}
-
-function drop(version) {
-  const v = vms.get(version);
-  if (!v) return;
-  vms.delete(version);
-  try { rmSync(v.io, { recursive: true, force: true }); } catch {}
 }
 
 function runBatch(v, cases) {
@@ -152,7 +140,7 @@ export async function runResponseCases(version, cases) {
 }
 
 export function shutdownResponseVMs() {
-  for (const v of [...vms.keys()]) drop(v);
+  for (const v of VERSIONS) drop(v);
 }
 
 // ---------------------------------------------------------------------------
