@@ -6,7 +6,7 @@
 import { NetHttpError } from './errors.mjs';
 import { decodeUtf8, getDefaultCodec } from './core.mjs';
 import { headerReaders } from './header-helpers.mjs';
-import { HEAD_ASCII, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION, HQ_EACH_CAPITALIZED } from './schema.mjs';
+import { HEAD_ASCII, HEAD_ASCII_BLOCK, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION, HQ_EACH_CAPITALIZED } from './schema.mjs';
 
 export const EMPTY = new Uint8Array(0);
 
@@ -119,9 +119,10 @@ export class Response {
     this._head = head;
     const u8 = head;
     const flags = u8[0];
-    // An all-ASCII block is decoded once by a one-byte-per-character decoder
-    // and its strings are slices of that text.
-    this._text = flags & HEAD_ASCII ? single.decode(head) : null;
+    // A block whose strings are ASCII is decoded once, one character a byte,
+    // and its strings are slices of that text (by the UTF-8 decoder, the
+    // faster, when its lengths are ASCII bytes too).
+    this._text = flags & HEAD_ASCII_BLOCK ? utf8Decoder.decode(head) : flags & HEAD_ASCII ? single.decode(head) : null;
     // four strings: class name, version, code, message
     let n = rd32(u8, 1);
     this.className = this._str(5, 5 + n);

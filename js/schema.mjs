@@ -77,6 +77,8 @@ export const HEAD_ASCII = 8;
 export const HEAD_INFLATE = 16;
 /** Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
 export const HEAD_DROP_ENCODING = 32;
+/** every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
+export const HEAD_ASCII_BLOCK = 64;
 /** read_new again while the response is a 1xx */
 export const CFG_SKIP_INTERIM = 1;
 /** strict RFC 9112 mode */

@@ -89,6 +89,7 @@ export const headFlags = {
   HEAD_ASCII: [8, 'every string byte of the block is below 0x80'],
   HEAD_INFLATE: [16, 'Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary'],
   HEAD_DROP_ENCODING: [32, 'Net::HTTPResponse#inflater only deletes content-encoding (none, identity)'],
+  HEAD_ASCII_BLOCK: [64, 'every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text'],
 };
 
 /** Flags byte of the response-parser config record. */

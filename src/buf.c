@@ -47,6 +47,11 @@ int nh_buf_putc(nh_buf *b, uint8_t c)
     return NH_OK;
 }
 
+void nh_copy_long(uint8_t *d, const uint8_t *s, size_t n)
+{
+    memcpy(d, s, n);
+}
+
 void nh_buf_free(nh_buf *b)
 {
     free(b->data);

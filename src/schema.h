@@ -76,6 +76,7 @@ typedef enum nh_error_class {
 #define NH_HEAD_ASCII 8 /* every string byte of the block is below 0x80 */
 #define NH_HEAD_INFLATE 16 /* Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary */
 #define NH_HEAD_DROP_ENCODING 32 /* Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
+#define NH_HEAD_ASCII_BLOCK 64 /* every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
 
 /* Response parser config record flags. */
 #define NH_CFG_SKIP_INTERIM 1 /* read_new again while the response is a 1xx */
