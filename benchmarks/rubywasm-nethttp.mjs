@@ -247,7 +247,7 @@ async function breakdown(client, srv, s) {
     restore.push(() => (obj[name] = orig));
   };
   let depth = 0;
-  for (const m of ['open', 'send', 'recv', 'recvNow', 'write', 'readNow', 'wait', 'state', 'close', 'park']) {
+  for (const m of ['open', 'send', 'recv', 'recvNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
     wrap(bridge, m, (orig) => function (...a) {
       c.calls++;
       if (m === 'park') c.parks++;

@@ -29,6 +29,7 @@ export const states = {
   S_EMPTY: [0, 'nothing to read yet'],
   S_DATA: [1, 'data to read'],
   S_END: [2, 'the stream ended, or failed'],
+  S_UNSETTLED: [-1, 'settle(): nothing yet, and the host has not looked since Ruby last waited (ask settleLater)'],
 };
 
 /** Flags of the request record Ruby hands to send(). */

@@ -6,10 +6,15 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VERSIONS, bootThreadVM, rbJSON, captureServer } from './fixtures/browser/harness.mjs';
+
+// 3 MiB that differ at every offset (a byte copied from the wrong place shows)
+const BIG = Buffer.alloc(3 << 20);
+for (let i = 0; i < BIG.length; i += 4) BIG.writeUInt32LE((i * 2654435761) >>> 0, i);
 
 for (const version of VERSIONS) {
   describe(`blocking transport, ruby.wasm ${version}`, { timeout: 120000 }, () => {
@@ -21,6 +26,11 @@ for (const version of VERSIONS) {
         const body = `${req.method} ${req.target} conn=${conn}`;
         if (req.target === '/idle') setTimeout(() => socket.end(), 50);
         if (req.target === '/boom') return 'HTTP/1.1 200 OK\r\nContent-Length: x\r\n\r\n';
+        if (req.target === '/big') {
+          // written in pieces, so that the client's reads end at many places
+          for (let off = 0; off < BIG.length; off += 100000) setTimeout(() => socket.write(BIG.subarray(off, off + 100000)), off / 100000);
+          return `HTTP/1.1 200 OK\r\nContent-Length: ${BIG.length}\r\n\r\n`;
+        }
         return `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
       });
     });
@@ -51,6 +61,23 @@ for (const version of VERSIONS) {
       assert.deepEqual(r[0], ['GET /m1 conn=0', 'Net::HTTPHeaderSyntaxError', 'GET /m2 conn=2']);
       assert.deepEqual(r[1], { x: '200', y: 'Net::HTTPHeaderSyntaxError' });
       assert.deepEqual(r.slice(2), [true, 1, true]);
+    });
+
+    test('large bodies arrive whole, with the codec and with net/http reading them itself', async () => {
+      const r = await rbJSON(vm, `
+        require 'digest'
+        out = []
+        [true, false].each do |codec|
+          NetHttpWasm.codec = codec
+          Net::HTTP.start('127.0.0.1', ${srv.port}) do |h|
+            2.times { b = h.get('/big').body; out << [b.bytesize, Digest::SHA256.hexdigest(b)] }
+          end
+        ensure
+          NetHttpWasm.codec = true
+        end
+        out`);
+      const want = [BIG.length, createHash('sha256').update(BIG).digest('hex')];
+      assert.deepEqual(r, [want, want, want, want]);
     });
 
     test('a POST after the server closed the kept-alive connection during sleep goes on a new connection', async () => {

@@ -10,7 +10,7 @@
 // the value: the JS thread waits, as a Ruby thread does natively).
 import { ResponseParser } from '../index.mjs';
 import { getDefaultCodec } from '../core.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_END, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
 const latin1 = new TextDecoder('latin1');
@@ -281,7 +281,7 @@ export class Bridge {
   recvNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     if (!conn.records.length) return RC_WOULD_BLOCK;
     return conn.fillRecords(this.mem(), addr, cap);
   }
@@ -319,7 +319,7 @@ export class Bridge {
   readNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     conn.beginRaw();
     const n = conn.readRaw(this.mem(), addr, cap);
     if (n === RC_ERROR) this.lastError = `${conn.error[0]}\n${conn.error[1]}`;
@@ -337,25 +337,31 @@ export class Bridge {
     return waitFor(conn, ready, ms, true).then((ok) => (ok ? 1 : 0));
   }
 
-  // IO#wait_readable(0) when nothing is buffered (Net::HTTP's check for a
-  // connection the server closed, before each request). A blocking
-  // transport's I/O thread has seen what came while Ruby ran: the state is
+  // IO#wait_readable(0) (Net::HTTP's check for a connection the server
+  // closed, before each request): the state, S_EMPTY..S_END. A blocking
+  // transport has looked at the socket (or reads it now): the state is
   // current. A waiting transport's event loop has not polled since Ruby last
   // waited; when that was SETTLE_AFTER_MS ago or more (a `sleep`, other
-  // work), a Promise of the state once the loop has polled (the second
-  // setImmediate comes after a full turn, through the poll phase). Right
-  // after a response the state is taken as it is: a close that comes in
-  // the same instant races with the next request here as it does in MRI.
+  // work) and nothing is there, S_UNSETTLED: Ruby then awaits settleLater.
+  // Right after a response the state is taken as it is: a close that comes
+  // in the same instant races with the next request here as it does in MRI.
   settle(id) {
+    const s = this.state(id);
+    if (s !== S_EMPTY || this.blocking) return s;
     const conn = this.conns.get(id);
-    if (this.blocking || !conn || performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS) return this.state(id);
+    return performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS ? s : S_UNSETTLED;
+  }
+
+  // A promise of the state once the event loop has polled (the second
+  // setImmediate comes after a full turn, through the poll phase).
+  settleLater(id) {
     return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
   }
 
   state(id) {
     const conn = this.conns.get(id);
     if (!conn) return S_END;
-    if (this.blocking) this.transport.pump();
+    if (this.blocking) this.transport.pump(conn);
     return conn.state();
   }
 

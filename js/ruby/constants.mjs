@@ -21,6 +21,8 @@ export const S_EMPTY = 0;
 export const S_DATA = 1;
 /** the stream ended, or failed */
 export const S_END = 2;
+/** settle(): nothing yet, and the host has not looked since Ruby last waited (ask settleLater) */
+export const S_UNSETTLED = -1;
 /** a body follows */
 export const SEND_BODY = 1;
 /** the response may have a body (response_body_permitted?) */

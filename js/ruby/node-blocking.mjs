@@ -9,11 +9,43 @@
 // MessagePort and bumps a counter in shared memory; this thread takes the
 // events with receiveMessageOnPort whenever Ruby calls in (pump) and sleeps
 // on the counter when Ruby must wait (block).
+//
+// A plain TCP connection is read and written from this thread, on its file
+// descriptor, as MRI does: a write goes to the kernel at once (what does not
+// fit goes through the I/O thread), a read takes what the kernel holds. A
+// wait first polls the socket for a short while (an answer on a fast
+// network comes within that), then asks the I/O thread to watch it and
+// sleeps: no thread hop on the way out, none on the way back when the
+// answer is quick.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readSync, writeSync } from 'node:fs';
 import { Conn } from './conn.mjs';
+import { socketError } from './node-connect.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
+
+// How long a wait polls a direct connection before the I/O thread watches
+// it: an answer from a near, quick server comes within that. A connection
+// whose last wait took longer than SLOW_MS is watched at once.
+const POLL_MS = 0.25;
+const SLOW_MS = 1;
+// The buffer direct reads land in (what is read is copied out).
+const READ_SIZE = 64 * 1024;
+let readBuf = null;
+
+// A system call on a direct connection's fd: the result, or the error's
+// code ('EAGAIN' when the kernel has nothing to give or take now).
+function sys(f) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return f();
+  } catch (e) {
+    return e && e.code === 'EINTR' ? 'EAGAIN' : e;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
@@ -21,25 +53,89 @@ function own(bytes) {
 }
 
 class WorkerConn extends Conn {
-  constructor(bridge, io, id) {
+  constructor(bridge, io, id, fd = -1, lock = null) {
     super(bridge);
     this.io = io;
     this.wid = id;
+    this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
+    this.lock = lock;
+    this.watching = false; // the I/O thread reads it once for us
+    this.lastWait = 0; // ms the last block() on it took
   }
   write(bytes) {
     if (this.closed) return false;
-    const data = own(bytes);
+    let data = bytes;
+    // straight to the kernel, unless earlier bytes still wait in the I/O thread
+    if (this.fd >= 0 && this.unsent === 0) {
+      const n = this.writeDirect(bytes);
+      if (n === bytes.length || n < 0) return true;
+      data = bytes.subarray(n);
+    }
+    data = own(data);
     this.unsent += data.length;
     this.io.post({ op: 'write', id: this.wid, data }, [data.buffer]);
     return true;
   }
+  // The bytes the kernel took (an error is the connection's: -1).
+  writeDirect(bytes) {
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0; // closed: the I/O thread reports it
+    let off = 0;
+    let err = null;
+    try {
+      while (off < bytes.length) {
+        const r = sys(() => writeSync(this.fd, bytes, off, bytes.length - off));
+        if (typeof r === 'number') off += r;
+        else {
+          if (r !== 'EAGAIN' && (r && r.code) !== 'EAGAIN') err = r;
+          break;
+        }
+      }
+    } finally {
+      this.unlock();
+    }
+    if (!err) return off;
+    this.onError(...socketError(err));
+    return -1;
+  }
+  // Takes what the kernel holds for a direct connection: true when
+  // something happened (data, its end, an error).
+  readDirect() {
+    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return false;
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return false;
+    let r;
+    try {
+      r = sys(() => readSync(this.fd, readBuf || (readBuf = Buffer.allocUnsafe(READ_SIZE)), 0, READ_SIZE, null));
+    } finally {
+      this.unlock();
+    }
+    if (typeof r === 'number') {
+      if (r === 0) this.onEnd();
+      else this.onData(new Uint8Array(readBuf.subarray(0, r))); // a copy: the buffer is reused
+      return true;
+    }
+    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
+    this.onError(...socketError(r));
+    return true;
+  }
+  unlock() {
+    Atomics.store(this.lock, 0, 0);
+    Atomics.notify(this.lock, 0);
+  }
+  // Asks the I/O thread for one read (an event wakes this thread).
+  watch() {
+    if (this.watching) return;
+    this.watching = true;
+    this.io.post({ op: 'watch', id: this.wid });
+  }
+  // (a direct connection is read only when Ruby asks: nothing to pause)
   pause() {
-    this.io.post({ op: 'pause', id: this.wid });
+    if (this.fd < 0) this.io.post({ op: 'pause', id: this.wid });
   }
   resume() {
-    this.io.post({ op: 'resume', id: this.wid });
+    if (this.fd < 0) this.io.post({ op: 'resume', id: this.wid });
   }
   destroy() {
+    this.fd = -1;
     this.io.conns.delete(this.wid);
     this.io.post({ op: 'close', id: this.wid });
   }
@@ -62,8 +158,14 @@ class BlockingIO {
     this.port.postMessage(msg, transfer);
   }
 
-  // Hands every event the I/O thread has posted to its connection.
-  pump() {
+  // Hands every event the I/O thread has posted to its connection; then
+  // takes what the kernel holds for conn when it is a direct connection.
+  pump(conn) {
+    this.drainEvents();
+    if (conn) conn.readDirect();
+  }
+
+  drainEvents() {
     for (;;) {
       const m = receiveMessageOnPort(this.port);
       if (!m) return;
@@ -80,21 +182,33 @@ class BlockingIO {
 
   // Waits until ready() holds (true), or ms milliseconds pass with nothing
   // arriving on conn (false); each arrival restarts the clock unless `once`.
+  // A direct connection is polled for POLL_MS, then watched.
   block(conn, ready, ms, once = false) {
     if (ready()) return true;
     const limit = ms == null ? Infinity : ms;
-    let deadline = performance.now() + limit;
+    const start = performance.now();
+    let deadline = start + limit;
     let seen = conn ? conn.arrivals : 0;
+    const poll = conn && conn.lastWait < SLOW_MS ? POLL_MS : 0;
     for (;;) {
       const tick = Atomics.load(this.ctl, 0);
-      this.pump();
-      if (ready()) return true;
+      this.drainEvents();
+      if (conn) conn.readDirect();
+      if (ready()) {
+        if (conn) conn.lastWait = performance.now() - start;
+        return true;
+      }
+      const now = performance.now();
       if (conn && !once && conn.arrivals !== seen) {
         seen = conn.arrivals;
-        deadline = performance.now() + limit;
+        deadline = now + limit;
       }
-      const left = deadline - performance.now();
+      const left = deadline - now;
       if (left <= 0) return false;
+      if (conn && conn.fd >= 0 && !conn.watching && !conn.eof && !conn.error) {
+        if (now - start < poll) continue;
+        conn.watch();
+      }
       Atomics.wait(this.ctl, 0, tick, left);
     }
   }
@@ -116,7 +230,7 @@ class BlockingIO {
       this.conns.delete(old.wid);
       this.post({ op: 'starttls', id, old: old.wid, spec });
     } else {
-      this.post({ op: 'open', id, spec });
+      this.post({ op: 'open', id, spec, direct: true });
     }
     this.block(null, () => this.opened.has(id), null);
     const answer = this.opened.get(id);
@@ -124,7 +238,7 @@ class BlockingIO {
     const early = this.early.get(id) || [];
     this.early.delete(id);
     if (!answer.ok) return answer.info;
-    const conn = new WorkerConn(bridge, this, id);
+    const conn = new WorkerConn(bridge, this, id, answer.fd ?? -1, answer.lock);
     this.conns.set(id, conn);
     for (const ev of early) deliver(conn, ev);
     return { conn, info: answer.info };
@@ -147,6 +261,7 @@ class BlockingIO {
 }
 
 function deliver(conn, ev) {
+  if (ev.watched) conn.watching = false;
   if (ev.t === 'data') conn.onData(ev.data);
   else if (ev.t === 'flushed') conn.onFlushed(ev.n);
   else if (ev.t === 'end') conn.onEnd();
@@ -160,7 +275,7 @@ export function nodeBlockingTransport() {
     blocking: true,
     open: (bridge, spec) => get().open(bridge, spec),
     upgrade: (bridge, conn, spec) => get().open(bridge, spec, conn),
-    pump: () => io && io.pump(),
+    pump: (conn) => io && io.pump(conn),
     resolve: (host) => get().resolve(host),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),

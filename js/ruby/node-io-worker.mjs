@@ -1,6 +1,13 @@
 // The I/O thread of the blocking Node transport (node-blocking.mjs): owns
 // the sockets, runs their event loop, and posts what happens to the Ruby
 // thread, bumping the shared counter it sleeps on.
+//
+// A plain TCP connection is handed to the Ruby thread for direct use: this
+// thread connects, then never reads it unless asked ('watch': read once,
+// post what came, stop), and the Ruby thread reads and writes its file
+// descriptor itself. The fd is closed only here; its lock word keeps a
+// close from happening while the Ruby thread is inside a read or write
+// (0 free, 1 in use by the Ruby thread, 2 closed).
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
@@ -25,13 +32,51 @@ function post(msg, transfer, wake = true) {
 const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load(ctl, 1) !== 0);
 
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
+const direct = new Map(); // socket → its lock word, for connections used directly
+const noRead = () => {};
+
+// The fd of a plain TCP socket that the Ruby thread can use, or -1.
+function directFd(socket) {
+  const h = socket._handle;
+  return !socket.encrypted && h && typeof h.fd === 'number' && h.fd >= 0 && process.platform !== 'win32' ? h.fd : -1;
+}
+
+// Hands the socket to the Ruby thread: Node's stream no longer starts
+// reads (its _read does nothing), and destroying it waits for the lock.
+function makeDirect(socket) {
+  const lock = new Int32Array(new SharedArrayBuffer(4));
+  socket._read = noRead;
+  socket._destroy = function (err, cb) {
+    while (Atomics.compareExchange(lock, 0, 0, 2) === 1) Atomics.wait(lock, 0, 1, 5);
+    direct.delete(this);
+    return Object.getPrototypeOf(this)._destroy.call(this, err, cb);
+  };
+  direct.set(socket, lock);
+  return lock;
+}
+
+// Back to a socket Node's stream reads (before TLS starts over it).
+function unmakeDirect(socket) {
+  if (!direct.has(socket)) return;
+  direct.delete(socket);
+  delete socket._read;
+  delete socket._destroy;
+}
+
+// A watched read came (or the socket ended): stop reading until asked again.
+function unwatch(socket) {
+  if (direct.has(socket) && socket._handle) socket._handle.readStop();
+}
 
 function wire(id, socket) {
   const on = {};
   listeners.set(socket, on);
-  socket.on('data', on.data =  (chunk) => {
+  socket.on('data', on.data = (chunk) => {
     const data = chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length ? chunk : new Uint8Array(chunk);
-    post({ t: 'data', id, data }, [data.buffer]);
+    if (direct.has(socket)) {
+      unwatch(socket);
+      post({ t: 'data', id, data, watched: true }, [data.buffer]);
+    } else post({ t: 'data', id, data }, [data.buffer]);
   });
   socket.on('end', on.end = () => post({ t: 'end', id }));
   socket.on('close', on.close = () => {
@@ -56,11 +101,15 @@ port.on('message', (m) => {
     case 'open':
       try {
         connect(m.spec, (s, info) => {
+          let fd = -1;
+          let lock = null;
           if (s) {
             sockets.set(m.id, s);
+            fd = m.direct ? directFd(s) : -1;
+            if (fd >= 0) lock = makeDirect(s);
             wire(m.id, s);
           }
-          post({ t: 'open', id: m.id, ok: !!s, info });
+          post({ t: 'open', id: m.id, ok: !!s, info, fd, lock });
         });
       } catch (e) {
         post({ t: 'open', id: m.id, ok: false, info: `IOError\n${e && e.message}` });
@@ -75,6 +124,7 @@ port.on('message', (m) => {
       }
       sockets.delete(m.old);
       unwire(old);
+      unmakeDirect(old);
       old.resume();
       connect({ ...m.spec, socket: old }, (s, info) => {
         if (s) {
@@ -95,6 +145,10 @@ port.on('message', (m) => {
         if (socket && !socket.destroyed) socket.write(piece, () => flushed(m.id, piece.length));
         else flushed(m.id, piece.length);
       }
+      break;
+    case 'watch':
+      // one read of a direct connection, posted; then reads stop again
+      if (socket && !socket.destroyed && socket._handle) socket._handle.readStart();
       break;
     case 'pause':
       if (socket) socket.pause();

@@ -24,6 +24,8 @@ module NetHttpWasm
   S_DATA = 1
   # the stream ended, or failed
   S_END = 2
+  # settle(): nothing yet, and the host has not looked since Ruby last waited (ask settleLater)
+  S_UNSETTLED = -1
   # a body follows
   SEND_BODY = 1
   # the response may have a body (response_body_permitted?)

@@ -176,12 +176,10 @@ module NetHttpWasm
     def wait_readable(timeout = nil)
       raise IOError, 'closed stream' if @closed
       if timeout && timeout <= 0
-        return self if state != 0
+        r = @bridge.call(:settle, @id).to_i
         # the host may not have looked at the socket while Ruby was busy
-        r = @bridge.call(:settle, @id)
-        # (a blocking transport answers at once; a waiting one may give a promise)
-        r = NetHttpWasm.await(r) unless NetHttpWasm.blocking? || r.typeof == 'number'
-        return r.to_i != 0 ? self : nil
+        r = NetHttpWasm.await(@bridge.call(:settleLater, @id)).to_i if r == S_UNSETTLED
+        return r != S_EMPTY ? self : nil
       end
       NetHttpWasm.wait(@bridge.call(:wait, @id, NetHttpWasm.ms(timeout))).to_i == 1 ? self : nil
     end
