@@ -1964,8 +1964,12 @@ function parseWith(c, bytes, options) {
       const n = rd32(u8, p);
       const block = keepBlock(u8, p + 4, p + 4 + n);
       p += 4 + n;
-      if (t === EV_INTERIM) interim.push(new Response(block, null, void 0));
-      else {
+      if (t === EV_INTERIM) {
+        const res2 = new Response(block, null, void 0);
+        res2._codec = c;
+        res2._profile = cfg.profile;
+        interim.push(res2);
+      } else {
         head = block;
         if (t === EV_HEAD) {
           first = -1;
@@ -2069,6 +2073,8 @@ var ResponseParser = class {
         if (t === EV_FINAL) this._response._setHead(block);
         else {
           const res = new Response(block, void 0, void 0);
+          res._codec = c;
+          res._profile = this._cfg.profile;
           if (t === EV_HEAD) this._response = res;
           events.push({ type: t === EV_HEAD ? "head" : "interim", response: res });
         }

@@ -291,7 +291,12 @@ function parseWith(c, bytes, options) {
       const n = rd32(u8, p);
       const block = keepBlock(u8, p + 4, p + 4 + n);
       p += 4 + n;
-      if (t === EV_INTERIM) interim.push(new Response(block, null, undefined));
+      if (t === EV_INTERIM) {
+        const res = new Response(block, null, undefined);
+        res._codec = c;
+        res._profile = cfg.profile;
+        interim.push(res);
+      }
       else {
         head = block;
         if (t === EV_HEAD) {
@@ -442,6 +447,9 @@ export class ResponseParser {
         if (t === EV_FINAL) this._response._setHead(block);
         else {
           const res = new Response(block, undefined, undefined);
+          // the helpers (and each_capitalized) ask this parser's codec
+          res._codec = c;
+          res._profile = this._cfg.profile;
           if (t === EV_HEAD) this._response = res;
           events.push({ type: t === EV_HEAD ? 'head' : 'interim', response: res });
         }
