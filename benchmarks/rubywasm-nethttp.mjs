@@ -3,10 +3,11 @@
 // (benchmarks/clients/server.mjs: plain and TLS on 127.0.0.1).
 //
 //   node benchmarks/rubywasm-nethttp.mjs [--passes 5] [--requests 1000] [--quick]
-//                                        [--only ka,nc,...] [--out benchmarks/results/rubywasm-nethttp]
+//                                        [--only ka,nc,...] [--warmup-ms 3000]
+//                                        [--out benchmarks/results/rubywasm-nethttp]
 //
-// Scenarios (µs per request, median of the passes; clients interleaved, a
-// whole warm-up pass each):
+// Scenarios (µs per request, median of the passes; clients interleaved,
+// warmed up by whole passes for --warmup-ms each):
 //   ka        GET of 2 KiB, kept alive (Net::HTTP.start { N.times { request } })
 //   nc        GET of 2 KiB, a new connection per request
 //   ka-tls    ka over TLS          nc-tls   nc over TLS
@@ -41,6 +42,7 @@ const quick = args.includes('--quick');
 const PASSES = Number(opt('passes', quick ? 1 : 5));
 const N = Number(opt('requests', quick ? 40 : 1000));
 const OUT = opt('out', quick ? null : 'benchmarks/results/rubywasm-nethttp');
+const WARMUP_MS = Number(opt('warmup-ms', quick ? 0 : 3000));
 const SCENARIOS = [
   { id: 'ka', path: '/bytes/2048', n: N, keep: true },
   { id: 'nc', path: '/bytes/2048', n: Math.ceil(N / 4), keep: false },
@@ -333,8 +335,14 @@ async function main() {
   const results = {};
   for (const s of SCENARIOS) {
     results[s.id] = {};
-    // warm-up: a whole pass each (V8 tiers ruby.wasm's functions up as they run)
-    for (const cl of clients) await cl.run(srv, s);
+    // warm-up: whole passes each for WARMUP_MS at least (V8 tiers
+    // ruby.wasm's functions up as they run: the first seconds of a large-body
+    // scenario are an order of magnitude slower than the rest)
+    for (const cl of clients) {
+      const t0 = performance.now();
+      do await cl.run(srv, s);
+      while (performance.now() - t0 < WARMUP_MS);
+    }
     for (let pass = 0; pass < PASSES; pass++) {
       const order = pass % 2 ? [...clients].reverse() : clients;
       for (const cl of order) {

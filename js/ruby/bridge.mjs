@@ -256,8 +256,10 @@ export class Bridge {
     });
     conn.write(bytes);
     if (rest) conn.write(rest);
+    // a quick answer, taken before Ruby would wait for it
+    if (!this.blocking && !rest && conn.poll) conn.poll();
     // 1: the response's first records are here already (a transport that
-    // answers synchronously): Ruby can take them without waiting
+    // answers synchronously, or a poll): Ruby can take them without waiting
     return conn.records.length ? 1 : 0;
   }
 
@@ -342,13 +344,16 @@ export class Bridge {
   // transport has looked at the socket (or reads it now): the state is
   // current. A waiting transport's event loop has not polled since Ruby last
   // waited; when that was SETTLE_AFTER_MS ago or more (a `sleep`, other
-  // work) and nothing is there, S_UNSETTLED: Ruby then awaits settleLater.
+  // work) and nothing is there, S_UNSETTLED: Ruby then awaits settleLater
+  // (unless the transport can read a plain connection's fd now: peek).
   // Right after a response the state is taken as it is: a close that comes
   // in the same instant races with the next request here as it does in MRI.
   settle(id) {
     const s = this.state(id);
     if (s !== S_EMPTY || this.blocking) return s;
     const conn = this.conns.get(id);
+    // a plain connection's fd read now tells the kernel's state
+    if (conn.peek && conn.peek()) return conn.state();
     return performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS ? s : S_UNSETTLED;
   }
 

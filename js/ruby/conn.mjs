@@ -43,10 +43,12 @@ export class Conn {
   }
 
   // -- from the transport --
-  onData(chunk) {
+  // (transient: the chunk's memory is reused after the call; the parser
+  // copies what it reads, raw data is kept as a copy)
+  onData(chunk, transient = false) {
     if (this.closed) return;
     if (this.codec && !this.msgDone) this.feed(chunk, false);
-    else this.keepRaw(chunk);
+    else this.keepRaw(transient ? chunk.slice() : chunk);
     this.flow();
     this.wake();
   }

@@ -1,10 +1,14 @@
 // The Node transport that waits on the event loop: sockets from node:net /
 // node:tls in this thread; Ruby awaits each wait with a fiber switch
 // (vm.evalAsync). Servers and other work in the same thread go on meanwhile.
+// Right after a request, a plain TCP connection is polled on its fd for a
+// quick answer (node-fd.mjs): one that comes within POLL_MS is taken with
+// no fiber switch and no turn of the loop.
 import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
+import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
 
 class NodeConn extends Conn {
   constructor(bridge, socket) {
@@ -17,9 +21,40 @@ class NodeConn extends Conn {
       error: (e) => this.onError(...socketError(e)),
     };
     for (const [ev, f] of Object.entries(this.listeners)) socket.on(ev, f);
+    this.fd = fdOf(socket);
+    this.sentAt = 0; // when the request now answered was written
+    this.lastWait = 0; // ms its answer took
+  }
+  onData(chunk, transient) {
+    if (this.sentAt) {
+      this.lastWait = performance.now() - this.sentAt;
+      this.sentAt = 0;
+    }
+    super.onData(chunk, transient);
+  }
+  // Takes what the kernel holds now (the stale-connection check): true
+  // when the fd could be read.
+  peek() {
+    if (this.fd < 0 || this.paused || this.socket.readableLength || this.eof || this.error || this.closed) return false;
+    deliverRead(this, readFd(this.fd));
+    return true;
+  }
+  // Polls the fd for up to POLL_MS after a request (when the last answer
+  // came that quickly and nothing is buffered in the socket's stream: the
+  // loop does not run meanwhile, so the kernel's bytes come next).
+  poll() {
+    if (this.fd < 0 || this.lastWait >= SLOW_MS || this.paused || this.socket.readableLength) return;
+    const start = performance.now();
+    while (!this.eof && !this.error && !this.closed) {
+      const n = deliverRead(this, readFd(this.fd));
+      if (n < 0 || (n > 0 && n < READ_SIZE)) return;
+      if (n === 0 && performance.now() - start >= POLL_MS) return;
+      if (n > 0 && this.rawBytes + this.recordBytes >= READ_MAX) return;
+    }
   }
   // The socket, no longer listened to (TLS is started over it).
   detach() {
+    this.fd = -1;
     for (const [ev, f] of Object.entries(this.listeners)) this.socket.removeListener(ev, f);
     if (this.paused) this.socket.resume();
     return this.socket;
@@ -32,6 +67,7 @@ class NodeConn extends Conn {
   }
   write(bytes) {
     if (this.closed || this.socket.destroyed) return false;
+    this.sentAt = performance.now();
     // in pieces, so that a writer waiting for room sees each one go
     for (let i = 0; i < bytes.length; i += WRITE_PIECE) {
       const piece = bytes.subarray(i, i + WRITE_PIECE);
@@ -41,6 +77,7 @@ class NodeConn extends Conn {
     return true;
   }
   destroy() {
+    this.fd = -1;
     this.socket.destroy();
   }
 }

@@ -18,34 +18,12 @@
 // sleeps: no thread hop on the way out, none on the way back when the
 // answer is quick.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { readFileSync, readSync, writeSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
+import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
-
-// How long a wait polls a direct connection before the I/O thread watches
-// it: an answer from a near, quick server comes within that. A connection
-// whose last wait took longer than SLOW_MS is watched at once.
-const POLL_MS = 0.25;
-const SLOW_MS = 1;
-// The buffer direct reads land in (what is read is copied out).
-const READ_SIZE = 64 * 1024;
-let readBuf = null;
-
-// A system call on a direct connection's fd: the result, or the error's
-// code ('EAGAIN' when the kernel has nothing to give or take now).
-function sys(f) {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return f();
-  } catch (e) {
-    return e && e.code === 'EINTR' ? 'EAGAIN' : e;
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
@@ -79,43 +57,42 @@ class WorkerConn extends Conn {
   // The bytes the kernel took (an error is the connection's: -1).
   writeDirect(bytes) {
     if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0; // closed: the I/O thread reports it
-    let off = 0;
-    let err = null;
-    try {
-      while (off < bytes.length) {
-        const r = sys(() => writeSync(this.fd, bytes, off, bytes.length - off));
-        if (typeof r === 'number') off += r;
-        else {
-          if (r !== 'EAGAIN' && (r && r.code) !== 'EAGAIN') err = r;
-          break;
-        }
-      }
-    } finally {
-      this.unlock();
-    }
-    if (!err) return off;
-    this.onError(...socketError(err));
-    return -1;
-  }
-  // Takes what the kernel holds for a direct connection: true when
-  // something happened (data, its end, an error).
-  readDirect() {
-    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return false;
-    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return false;
     let r;
     try {
-      r = sys(() => readSync(this.fd, readBuf || (readBuf = Buffer.allocUnsafe(READ_SIZE)), 0, READ_SIZE, null));
+      r = writeFd(this.fd, bytes);
     } finally {
       this.unlock();
     }
-    if (typeof r === 'number') {
-      if (r === 0) this.onEnd();
-      else this.onData(new Uint8Array(readBuf.subarray(0, r))); // a copy: the buffer is reused
-      return true;
+    if (!r[1]) return r[0];
+    this.onError(...socketError(r[1]));
+    return -1;
+  }
+  // Takes what the kernel holds for a direct connection (a large body: read
+  // after read while they fill the buffer, up to READ_MAX): true when
+  // something happened (data, its end, an error).
+  readDirect() {
+    let got = false;
+    for (let total = 0; total < READ_MAX; ) {
+      const r = this.readOnce();
+      if (r <= 0) return got || r < 0;
+      got = true;
+      total += r;
+      if (r < READ_SIZE) return true;
     }
-    if (r === 'EAGAIN' || (r && r.code) === 'EAGAIN') return false;
-    this.onError(...socketError(r));
-    return true;
+    return got;
+  }
+  // One read(2): the bytes read, 0 when there was nothing, -1 at the end
+  // of the stream or on an error.
+  readOnce() {
+    if (this.fd < 0 || this.watching || this.eof || this.error || this.closed) return 0;
+    if (Atomics.compareExchange(this.lock, 0, 0, 1) !== 0) return 0;
+    let r;
+    try {
+      r = readFd(this.fd);
+    } finally {
+      this.unlock();
+    }
+    return deliverRead(this, r);
   }
   unlock() {
     Atomics.store(this.lock, 0, 0);

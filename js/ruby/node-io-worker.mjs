@@ -11,6 +11,7 @@
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
+import { fdOf } from './node-fd.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
@@ -34,12 +35,6 @@ const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
 const direct = new Map(); // socket → its lock word, for connections used directly
 const noRead = () => {};
-
-// The fd of a plain TCP socket that the Ruby thread can use, or -1.
-function directFd(socket) {
-  const h = socket._handle;
-  return !socket.encrypted && h && typeof h.fd === 'number' && h.fd >= 0 && process.platform !== 'win32' ? h.fd : -1;
-}
 
 // Hands the socket to the Ruby thread: Node's stream no longer starts
 // reads (its _read does nothing), and destroying it waits for the lock.
@@ -105,7 +100,7 @@ port.on('message', (m) => {
           let lock = null;
           if (s) {
             sockets.set(m.id, s);
-            fd = m.direct ? directFd(s) : -1;
+            fd = m.direct ? fdOf(s) : -1;
             if (fd >= 0) lock = makeDirect(s);
             wire(m.id, s);
           }

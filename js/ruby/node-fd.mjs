@@ -1,0 +1,71 @@
+// Reading and writing a plain TCP connection's file descriptor directly
+// (read(2) and write(2) through node:fs), as MRI does, without a turn of
+// the event loop: both Node transports poll a connection this way for a
+// quick answer (node-blocking.mjs from the VM's thread, node-async.mjs in
+// the loop's thread) before they wait for one.
+import { readSync, writeSync } from 'node:fs';
+import { socketError } from './node-connect.mjs';
+
+// How long a wait polls a connection before it sleeps: an answer from a
+// near, quick server comes within that. A connection whose last answer
+// took longer than SLOW_MS is not polled.
+export const POLL_MS = 0.25;
+export const SLOW_MS = 1;
+// Reads land in one buffer (the caller copies what it keeps); a large body
+// is read read after read while they fill it, up to READ_MAX at a time.
+export const READ_SIZE = 64 * 1024;
+export const READ_MAX = 1024 * 1024;
+let readBuf = null;
+
+/** The fd of a connected plain TCP socket of node:net, or -1 (TLS, a pipe, Windows). */
+export function fdOf(socket) {
+  const h = socket && socket._handle;
+  return !socket.encrypted && h && typeof h.fd === 'number' && h.fd >= 0 && process.platform !== 'win32' ? h.fd : -1;
+}
+
+// A system call: its result, or 'EAGAIN' when the kernel has nothing to
+// give or no room now, or the error.
+function sys(f) {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return f();
+  } catch (e) {
+    return e && (e.code === 'EAGAIN' || e.code === 'EINTR') ? 'EAGAIN' : e;
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
+ * One read(2) into the shared buffer: [n, bytes] with n > 0 the bytes read
+ * (a view of the buffer, valid until the next read), [0] when there is
+ * nothing now, [-1] at the end of the stream, [-1, error] on an error.
+ */
+export function readFd(fd) {
+  const buf = readBuf || (readBuf = new Uint8Array(READ_SIZE));
+  const r = sys(() => readSync(fd, buf, 0, READ_SIZE, null));
+  if (r === 'EAGAIN') return [0];
+  if (typeof r !== 'number') return [-1, r];
+  return r === 0 ? [-1] : [r, buf.subarray(0, r)];
+}
+
+/** write(2) of bytes until the kernel takes no more: [bytes taken, error or null]. */
+export function writeFd(fd, bytes) {
+  let off = 0;
+  while (off < bytes.length) {
+    const r = sys(() => writeSync(fd, bytes, off, bytes.length - off));
+    if (r === 'EAGAIN') break;
+    if (typeof r !== 'number') return [off, r];
+    off += r;
+  }
+  return [off, null];
+}
+
+/** What readFd gave, handed to a Conn (js/ruby/conn.mjs): returns n. */
+export function deliverRead(conn, [n, x]) {
+  if (n > 0) conn.onData(x, true);
+  else if (n < 0 && x) conn.onError(...socketError(x));
+  else if (n < 0) conn.onEnd();
+  return n;
+}
