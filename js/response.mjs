@@ -41,24 +41,6 @@ export function keepBlock(u8, start, end) {
   return slab.subarray(at, at + n);
 }
 
-/**
- * A response as MRI's Net::HTTPResponse holds it. Every field comes from one
- * head block copied out of WebAssembly memory; strings are decoded on first use.
- *
- *   httpVersion  "1.1", or null where MRI's http_version is nil (no "/x.y")
- *   code         "200" (a string, as MRI); status: the same as a number
- *   message      the reason phrase, or null where MRI's message is nil
- *   className    "Net::HTTPOK", ... (res.class.name)
- *   headers      to_hash: { downcased name: [values] } in a null-prototype
- *                object. Its key order is MRI's except that JS lists names
- *                that are array indices ("123") first; headerEntries() keeps
- *                MRI's order exactly.
- *   body         Uint8Array, or null where MRI's body is nil (HEAD, 1xx, 204,
- *                205, 304, 305). Responses from ResponseParser stream their
- *                body as events: body is undefined there.
- *   hasBody      whether MRI read a body (body is a String, not nil)
- *   rest         the bytes after this message (parseResponse only)
- */
 // Field names seen in most responses, as constants: a name whose bytes are
 // one of these is used as it is instead of being cut from the block (V8
 // keeps these strings internalized, so they make cheap property keys).
@@ -86,6 +68,24 @@ function commonName(u8, a, b) {
   return null;
 }
 
+/**
+ * A response as MRI's Net::HTTPResponse holds it. Every field comes from one
+ * head block copied out of WebAssembly memory; strings are decoded on first use.
+ *
+ *   httpVersion  "1.1", or null where MRI's http_version is nil (no "/x.y")
+ *   code         "200" (a string, as MRI); status: the same as a number
+ *   message      the reason phrase, or null where MRI's message is nil
+ *   className    "Net::HTTPOK", ... (res.class.name)
+ *   headers      to_hash: { downcased name: [values] } in a null-prototype
+ *                object. Its key order is MRI's except that JS lists names
+ *                that are array indices ("123") first; headerEntries() keeps
+ *                MRI's order exactly.
+ *   body         Uint8Array, or null where MRI's body is nil (HEAD, 1xx, 204,
+ *                205, 304, 305). Responses from ResponseParser stream their
+ *                body as events: body is undefined there.
+ *   hasBody      whether MRI read a body (body is a String, not nil)
+ *   rest         the bytes after this message (parseResponse only)
+ */
 export class Response {
   constructor(head, body, rest) {
     // every field first, in one order (one object shape for every response)

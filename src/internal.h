@@ -13,28 +13,10 @@ int nh_buf_putc(nh_buf *b, uint8_t c);
 /* Sets the error class, replaces `out` with the message and returns NH_ERROR. */
 int nh_fail(nh_buf *out, nh_error *err, int cls, const char *msg);
 
-/* memcpy (buf.c): what nh_copy hands longer copies to. */
-void nh_copy_long(uint8_t *d, const uint8_t *s, size_t n);
-
 /* memcpy for the short strings of a message head (names, values, lines):
- * eight bytes a move, where a call to the C library's memcpy would move
- * them one by one in WebAssembly.  The regions must not overlap. */
-static inline void nh_copy(uint8_t *d, const uint8_t *s, size_t n)
-{
-    if (n > 64) {
-        nh_copy_long(d, s, n);
-    } else if (n >= 8) {
-        for (size_t i = 0; i + 8 < n; i += 8)
-            memcpy(d + i, s + i, 8);
-        memcpy(d + n - 8, s + n - 8, 8); /* the last eight, overlapping */
-    } else if (n >= 4) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    }
-}
+ * eight bytes a move, where the C library's memcpy moves them one by one in
+ * WebAssembly.  The regions must not overlap. */
+void nh_copy(uint8_t *d, const uint8_t *s, size_t n);
 
 /* memchr, eight bytes a step (lines and fields are short: the C library's
  * memchr spends most of its time getting started). */
