@@ -49,6 +49,8 @@ module NetHttpWasm
   # The codec's receive buffer: it starts small and doubles while reads fill it.
   BUF_MIN = 16 * 1024
   BUF_MAX = 1024 * 1024
+  # The buffer of request records (longer ones are sent from where they are).
+  HDR_BUF = 4096
 
   # net-http >= 0.7 (Ruby 3.5/4.0) adds no default Content-Type to a body.
   DEFAULT_CONTENT_TYPE = Net::HTTPGenericRequest.private_method_defined?(:supply_default_content_type)

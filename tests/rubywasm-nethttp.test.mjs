@@ -55,6 +55,13 @@ const REQUEST_SCENARIOS = `{
       h.request(r).code
     end
   },
+  'fields_set_directly' => ->(port) {
+    Net::HTTP.start('127.0.0.1', port) do |h|
+      r = Net::HTTP::Get.new('/direct')
+      r.instance_variable_get(:@header)['x-number'] = [42]
+      h.request(r).code
+    end
+  },
   'binary_body' => ->(port) {
     Net::HTTP.start('127.0.0.1', port) do |h|
       r = Net::HTTP::Post.new('/bin', 'Content-Type' => 'application/octet-stream')

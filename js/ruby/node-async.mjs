@@ -8,10 +8,10 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
 
 class NodeConn extends Conn {
-  constructor(bridge, socket) {
+  constructor(bridge, socket, spec) {
     super(bridge);
     this.socket = socket;
     this.listeners = {
@@ -23,11 +23,11 @@ class NodeConn extends Conn {
     for (const [ev, f] of Object.entries(this.listeners)) socket.on(ev, f);
     this.fd = fdOf(socket);
     this.sentAt = 0; // when the request now answered was written
-    this.lastWait = 0; // ms its answer took
+    this.polls = this.fd >= 0 ? pollPolicy(spec) : null;
   }
   onData(chunk, transient) {
-    if (this.sentAt) {
-      this.lastWait = performance.now() - this.sentAt;
+    if (this.sentAt && this.polls) {
+      this.polls.answered(performance.now() - this.sentAt);
       this.sentAt = 0;
     }
     super.onData(chunk, transient);
@@ -39,17 +39,20 @@ class NodeConn extends Conn {
     deliverRead(this, readFd(this.fd));
     return true;
   }
-  // Polls the fd for up to POLL_MS after a request (when the last answer
-  // came that quickly and nothing is buffered in the socket's stream: the
-  // loop does not run meanwhile, so the kernel's bytes come next).
+  // Polls the fd for up to POLL_MS after a request (see PollPolicy; not
+  // when bytes wait in the socket's stream: the loop does not run
+  // meanwhile, so the kernel's bytes come next).
   poll() {
-    if (this.fd < 0 || this.lastWait >= SLOW_MS || this.paused || this.socket.readableLength) return;
+    if (this.fd < 0 || this.paused || this.socket.readableLength || !this.polls.shouldPoll()) return;
     const start = performance.now();
     while (!this.eof && !this.error && !this.closed) {
       const n = deliverRead(this, readFd(this.fd));
       if (n < 0 || (n > 0 && n < READ_SIZE)) return;
-      if (n === 0 && performance.now() - start >= POLL_MS) return;
       if (n > 0 && this.rawBytes + this.recordBytes >= READ_MAX) return;
+      if (n === 0 && performance.now() - start >= POLL_MS) {
+        this.polls.missed();
+        return;
+      }
     }
   }
   // The socket, no longer listened to (TLS is started over it).
@@ -87,7 +90,7 @@ export function nodeAsyncTransport() {
     blocking: false,
     open(bridge, spec) {
       return new Promise((resolve) => {
-        connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket), info } : info));
+        connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket, spec), info } : info));
       });
     },
     upgrade(bridge, conn, spec) {

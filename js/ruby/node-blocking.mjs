@@ -21,7 +21,7 @@ import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_thread
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
-import { POLL_MS, SLOW_MS, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
@@ -31,14 +31,14 @@ function own(bytes) {
 }
 
 class WorkerConn extends Conn {
-  constructor(bridge, io, id, fd = -1, lock = null) {
+  constructor(bridge, io, id, fd = -1, lock = null, polls = null) {
     super(bridge);
     this.io = io;
     this.wid = id;
     this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
     this.lock = lock;
     this.watching = false; // the I/O thread reads it once for us
-    this.lastWait = 0; // ms the last block() on it took
+    this.polls = polls; // when fd ≥ 0: see node-fd.mjs
   }
   write(bytes) {
     if (this.closed) return false;
@@ -166,13 +166,13 @@ class BlockingIO {
     const start = performance.now();
     let deadline = start + limit;
     let seen = conn ? conn.arrivals : 0;
-    const poll = conn && conn.lastWait < SLOW_MS ? POLL_MS : 0;
+    const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
     for (;;) {
       const tick = Atomics.load(this.ctl, 0);
       this.drainEvents();
       if (conn) conn.readDirect();
       if (ready()) {
-        if (conn) conn.lastWait = performance.now() - start;
+        if (conn && conn.polls) conn.polls.answered(performance.now() - start);
         return true;
       }
       const now = performance.now();
@@ -184,6 +184,7 @@ class BlockingIO {
       if (left <= 0) return false;
       if (conn && conn.fd >= 0 && !conn.watching && !conn.eof && !conn.error) {
         if (now - start < poll) continue;
+        if (poll) conn.polls.missed();
         conn.watch();
       }
       Atomics.wait(this.ctl, 0, tick, left);
@@ -215,7 +216,8 @@ class BlockingIO {
     const early = this.early.get(id) || [];
     this.early.delete(id);
     if (!answer.ok) return answer.info;
-    const conn = new WorkerConn(bridge, this, id, answer.fd ?? -1, answer.lock);
+    const fd = answer.fd ?? -1;
+    const conn = new WorkerConn(bridge, this, id, fd, answer.lock, fd >= 0 ? pollPolicy(spec) : null);
     this.conns.set(id, conn);
     for (const ev of early) deliver(conn, ev);
     return { conn, info: answer.info };

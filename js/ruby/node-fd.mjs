@@ -8,9 +8,51 @@ import { socketError } from './node-connect.mjs';
 
 // How long a wait polls a connection before it sleeps: an answer from a
 // near, quick server comes within that. A connection whose last answer
-// took longer than SLOW_MS is not polled.
+// took longer than SLOW_MS is not polled, nor for the next SKIP_AFTER_MISS
+// waits one whose last poll came back empty (a slow server, or one in the
+// same thread, which cannot answer while this one polls).
 export const POLL_MS = 0.25;
-export const SLOW_MS = 1;
+const SLOW_MS = 1;
+const SKIP_AFTER_MISS = 16;
+
+/** Whether a connection's next wait polls (see POLL_MS). */
+class PollPolicy {
+  constructor() {
+    this.lastWait = 0;
+    this.skip = 0;
+  }
+  shouldPoll() {
+    if (this.skip > 0) {
+      this.skip--;
+      return false;
+    }
+    return this.lastWait < SLOW_MS;
+  }
+  /** The answer came after ms. */
+  answered(ms) {
+    this.lastWait = ms;
+  }
+  /** A poll came back empty. */
+  missed() {
+    this.skip = SKIP_AFTER_MISS;
+  }
+}
+
+// One policy per server (host and port) a connection goes to, so that a
+// new connection starts from what the last ones learned.
+const policies = new Map();
+const POLICIES_KEPT = 64;
+
+/** The polling policy of connections to spec's host and port. */
+export function pollPolicy(spec) {
+  const key = `${spec.host}:${spec.port}`;
+  let p = policies.get(key);
+  if (p) return p;
+  if (policies.size >= POLICIES_KEPT) policies.delete(policies.keys().next().value);
+  p = new PollPolicy();
+  policies.set(key, p);
+  return p;
+}
 // Reads land in one buffer (the caller copies what it keeps); a large body
 // is read read after read while they fill it, up to READ_MAX at a time.
 export const READ_SIZE = 64 * 1024;

@@ -33,10 +33,23 @@ module NetHttpWasm
     # Writes a request serialized by the codec (hdr: see Bridge#send, js/ruby/bridge.mjs).
     def codec_send(hdr, body)
       @rec_pos = @rec_end = 0
-      rc = if body
-        @bridge.call(:send, @id, NetHttpWasm.addr(hdr), hdr.bytesize, NetHttpWasm.addr(body), body.bytesize)
+      # an ASCII record goes through a buffer whose address is known (taking
+      # a String's address costs more than copying it there)
+      n = hdr.bytesize
+      if n <= HDR_BUF && hdr.ascii_only?
+        unless @hdr_buf
+          @hdr_buf = "\0".b * HDR_BUF
+          @hdr_addr = NetHttpWasm.addr(@hdr_buf)
+        end
+        @hdr_buf.bytesplice(0, n, hdr)
+        at = @hdr_addr
       else
-        @bridge.call(:send, @id, NetHttpWasm.addr(hdr), hdr.bytesize, 0, 0)
+        at = NetHttpWasm.addr(hdr)
+      end
+      rc = if body
+        @bridge.call(:send, @id, at, n, NetHttpWasm.addr(body), body.bytesize)
+      else
+        @bridge.call(:send, @id, at, n, 0, 0)
       end
       rc = rc.to_i
       NetHttpWasm.raise_last_error if rc < 0

@@ -117,8 +117,10 @@ module NetHttpWasm
     # The request record (schema/bridge.mjs): "METHOD\npath\nversion\nflags\n"
     # then the fields, or nil where net/http's own code must write the
     # request (a body stream or multipart body data, Expect: 100-continue, a
-    # "\n" the line framing cannot carry, a non-ASCII name, whose
-    # capitalization depends on its encoding, or encodings that raise).
+    # "\n" the line framing cannot carry, a field that is not a String
+    # name and an Array of String values (set behind net/http's back), a
+    # non-ASCII name, whose capitalization depends on its encoding, or
+    # encodings that raise).
     def __nhw_serialize(sock, ver, path)
       return nil if @body_stream || @body_data
       body = @body
@@ -135,19 +137,38 @@ module NetHttpWasm
         supply_default_content_type if DEFAULT_CONTENT_TYPE
       end
       flags = (body ? SEND_BODY : 0) | (response_body_permitted? ? SEND_RESPONSE_BODY : 0) | (@decode_content ? SEND_DECODE : 0)
-      flat = @header.flatten(2)
-      if flat.size == @header.size * 2 && !@header.value?([])
+      # (a while loop over the keys: Hash#flatten, #value? and Array#join
+      # cost ten times as much in ruby.wasm)
+      h = @header
+      ks = h.keys
+      n = ks.size
+      hdr = String.new(capacity: 256)
+      hdr << m << "\n" << path << "\n" << ver << "\n" << (flags | SEND_FLAT).to_s << "\n"
+      i = 0
+      while i < n
+        k = ks[i]
+        vs = h[k]
+        return nil unless String === k && Array === vs
+        break unless vs.size == 1
+        v = vs[0]
+        return nil unless String === v
+        hdr << k << "\n" << v << "\n"
+        i += 1
+      end
+      if i == n
         # one value per field (the usual case): name, value pairs
-        flat.unshift(m, path, ver, (flags | SEND_FLAT).to_s)
-        hdr = flat.join("\n") << "\n"
-        lines = flat.size
+        lines = 4 + 2 * n
       else
         hdr = String.new(capacity: 512)
         hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
         lines = 4
-        @header.each do |k, vs|
+        h.each do |k, vs|
+          return nil unless String === k && Array === vs
           hdr << k << "\n" << vs.size.to_s << "\n"
-          vs.each { |v| hdr << v << "\n" }
+          vs.each do |v|
+            return nil unless String === v
+            hdr << v << "\n"
+          end
           lines += 2 + vs.size
         end
       end
