@@ -70,9 +70,9 @@ static void query_request(nh_request *q, const uint8_t *arg, size_t alen)
 {
     nh_buf out = {0};
     nh_error err;
-    for (int kind = 0; kind <= NH_HQ_GET_FIELDS + 1; kind++) {
+    for (int kind = 0; kind <= NH_HQ_EACH_CAPITALIZED + 1; kind++) {
         int rc = nh_header_query(nh_request_headers(q), kind, arg, alen, &out, &err);
-        if (kind >= NH_HQ_RANGE && kind <= NH_HQ_GET_FIELDS)
+        if (kind >= NH_HQ_RANGE && kind <= NH_HQ_EACH_CAPITALIZED)
             check_query(&out, rc, kind);
     }
     nh_buf_free(&out);
@@ -99,7 +99,7 @@ static void query_binary(const uint8_t *p, const uint8_t *end, int profile)
     }
     nh_buf out = {0};
     nh_error err;
-    for (int kind = NH_HQ_RANGE; kind <= NH_HQ_GET_FIELDS; kind++) {
+    for (int kind = NH_HQ_RANGE; kind <= NH_HQ_EACH_CAPITALIZED; kind++) {
         int rc = nh_header_query(&h, kind, (const uint8_t *)"Content-Type", 12, &out, &err);
         check_query(&out, rc, kind);
     }

@@ -10,7 +10,7 @@
 // over sock = Net::BufferedIO.new(StringIO.new(bytes)): Ruby 4.0 (net-http
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
-import { EMPTY, Response, rd32 } from './response.mjs';
+import { EMPTY, Response, keepBlock, rd32 } from './response.mjs';
 import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
 
 const encoder = new TextEncoder();
@@ -159,7 +159,7 @@ function readEvents(c, onHead, pieces) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      onHead(t, u8.slice(p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(u8, p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
@@ -236,11 +236,14 @@ function gather(u8, pieces, from, to) {
  * Errors: NetHttpError with MRI's class (`rubyClass`) and message.
  */
 export function parseResponse(bytes, options) {
+  return parseWith(codecOf(options), bytes, options);
+}
+
+function parseWith(c, bytes, options) {
   const data = toBytes(bytes, 'bytes');
   let cfg = config(options);
   if (cfg.decode && cfg.maxInflatedBytes === Infinity && (options == null || options.maxInflatedBytes == null))
     cfg = { ...cfg, maxInflatedBytes: ONESHOT_MAX_INFLATED };
-  const c = codecOf(options);
   c.begin(CONFIG_LEN + data.length);
   writeConfig(c, cfg);
   c.u8.set(data, c.inPtr + c.pos);
@@ -286,9 +289,14 @@ export function parseResponse(bytes, options) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      const block = u8.slice(p + 4, p + 4 + n);
+      const block = keepBlock(u8, p + 4, p + 4 + n);
       p += 4 + n;
-      if (t === EV_INTERIM) interim.push(new Response(block, null, undefined));
+      if (t === EV_INTERIM) {
+        const res = new Response(block, null, undefined);
+        res._codec = c;
+        res._profile = cfg.profile;
+        interim.push(res);
+      }
       else {
         head = block;
         if (t === EV_HEAD) {
@@ -439,6 +447,9 @@ export class ResponseParser {
         if (t === EV_FINAL) this._response._setHead(block);
         else {
           const res = new Response(block, undefined, undefined);
+          // the helpers (and each_capitalized) ask this parser's codec
+          res._codec = c;
+          res._profile = this._cfg.profile;
           if (t === EV_HEAD) this._response = res;
           events.push({ type: t === EV_HEAD ? 'head' : 'interim', response: res });
         }
@@ -540,7 +551,7 @@ export function bindResponse(codec) {
     }
   }
   return {
-    parseResponse: (bytes, options) => parseResponse(bytes, bind(options)),
+    parseResponse: (bytes, options) => parseWith(codec, bytes, options),
     ResponseParser: BoundResponseParser,
     Response,
   };

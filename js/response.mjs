@@ -6,7 +6,7 @@
 import { NetHttpError } from './errors.mjs';
 import { decodeUtf8, getDefaultCodec } from './core.mjs';
 import { headerReaders } from './header-helpers.mjs';
-import { HEAD_ASCII, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION } from './schema.mjs';
+import { HEAD_ASCII, HEAD_ASCII_BLOCK, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION, HQ_EACH_CAPITALIZED } from './schema.mjs';
 
 export const EMPTY = new Uint8Array(0);
 
@@ -19,19 +19,53 @@ export function rd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
 }
 
-// ---- the codec: default instance and calls ----
+// Head blocks are private to their Response and never written: small ones
+// are kept in a shared slab, as one ArrayBuffer per response costs more
+// than parsing it.
+const SLAB = 16384;
+const SLAB_MAX = 1024;
+let slab = null;
+let slabAt = SLAB;
 
-// Net::HTTPHeader#capitalize on a downcased binary name: split('-') drops
-// trailing empty parts, String#capitalize upcases an ASCII first letter.
-function capitalizeName(name) {
-  const parts = name.split('-');
-  while (parts.length && parts[parts.length - 1] === '') parts.pop();
-  for (let i = 0; i < parts.length; i++) {
-    const s = parts[i];
-    const c = s.charCodeAt(0);
-    if (c >= 97 && c <= 122) parts[i] = String.fromCharCode(c - 32) + s.slice(1);
+/** A copy of u8[start, end) for a Response's head block. */
+export function keepBlock(u8, start, end) {
+  const n = end - start;
+  if (n > SLAB_MAX) return u8.slice(start, end);
+  if (slabAt + n > SLAB) {
+    slab = new Uint8Array(SLAB);
+    slabAt = 0;
   }
-  return parts.join('-');
+  const at = slabAt;
+  slab.set(u8.subarray(start, end), at);
+  slabAt = at + n;
+  return slab.subarray(at, at + n);
+}
+
+// Field names seen in most responses, as constants: a name whose bytes are
+// one of these is used as it is instead of being cut from the block (V8
+// keeps these strings internalized, so they make cheap property keys).
+const COMMON_NAMES = [
+  'accept-ranges', 'access-control-allow-origin', 'age', 'alt-svc', 'cache-control', 'connection',
+  'content-disposition', 'content-encoding', 'content-language', 'content-length', 'content-range',
+  'content-security-policy', 'content-type', 'date', 'etag', 'expires', 'keep-alive', 'last-modified',
+  'link', 'location', 'pragma', 'referrer-policy', 'retry-after', 'server', 'set-cookie',
+  'strict-transport-security', 'transfer-encoding', 'vary', 'via', 'www-authenticate',
+  'x-content-type-options', 'x-frame-options', 'x-powered-by', 'x-request-id', 'x-xss-protection',
+];
+const NAMES_BY_LENGTH = [];
+for (const name of COMMON_NAMES) (NAMES_BY_LENGTH[name.length] ||= []).push(name);
+
+/** The common name whose bytes are u8[a, b), or null. */
+function commonName(u8, a, b) {
+  const list = NAMES_BY_LENGTH[b - a];
+  if (list === undefined) return null;
+  for (let k = 0; k < list.length; k++) {
+    const name = list[k];
+    let i = 0;
+    while (i < name.length && u8[a + i] === name.charCodeAt(i)) i++;
+    if (i === name.length) return name;
+  }
+  return null;
 }
 
 /**
@@ -54,6 +88,24 @@ function capitalizeName(name) {
  */
 export class Response {
   constructor(head, body, rest) {
+    // every field first, in one order (one object shape for every response)
+    this._head = undefined;
+    this._asRead = undefined;
+    this._text = null;
+    this._msgAt = 0;
+    this._fieldsAt = 0;
+    this._fields = null;
+    this._vals = null;
+    this._names = null;
+    this._headers = null;
+    this._codec = undefined;
+    this._profile = 0;
+    this.className = '';
+    this.httpVersion = null;
+    this.code = '';
+    this.message = null;
+    this.hasBody = false;
+    this.status = 0;
     this._setHead(head);
     this.body = body;
     this.rest = rest;
@@ -67,9 +119,10 @@ export class Response {
     this._head = head;
     const u8 = head;
     const flags = u8[0];
-    // An all-ASCII block is decoded once by a one-byte-per-character decoder
-    // and its strings are slices of that text.
-    this._text = flags & HEAD_ASCII ? single.decode(head) : null;
+    // A block whose strings are ASCII is decoded once, one character a byte,
+    // and its strings are slices of that text (by the UTF-8 decoder, the
+    // faster, when its lengths are ASCII bytes too).
+    this._text = flags & HEAD_ASCII_BLOCK ? utf8Decoder.decode(head) : flags & HEAD_ASCII ? single.decode(head) : null;
     // four strings: class name, version, code, message
     let n = rd32(u8, 1);
     this.className = this._str(5, 5 + n);
@@ -97,6 +150,11 @@ export class Response {
 
   _str(a, b) {
     return this._text !== null ? this._text.slice(a, b) : decodeUtf8(this._head, a, b);
+  }
+
+  _name(a, b) {
+    const name = commonName(this._head, a, b);
+    return name !== null ? name : this._str(a, b);
   }
 
   /** The reason phrase's exact bytes (MRI's message is a binary string), or null. */
@@ -142,7 +200,7 @@ export class Response {
     if (this._names) return this._names;
     const t = this._table();
     const names = new Array(t.length >> 2);
-    for (let i = 0; i < names.length; i++) names[i] = this._str(t[4 * i], t[4 * i + 1]);
+    for (let i = 0; i < names.length; i++) names[i] = this._name(t[4 * i], t[4 * i + 1]);
     this._names = names;
     return names;
   }
@@ -162,19 +220,7 @@ export class Response {
 
   /** `to_hash`: { name: [values] } (null prototype; see the class comment on key order). */
   get headers() {
-    if (!this._headers) {
-      // filled as an ordinary object and given a null prototype after
-      // (V8 keeps it in fast mode; Object.create(null) starts as a
-      // dictionary); a "__proto__" field is defined, never assigned
-      const h = {};
-      const names = this._nameList();
-      for (let i = 0; i < names.length; i++) {
-        const name = names[i];
-        if (name === '__proto__') Object.defineProperty(h, name, { value: this._values(i), writable: true, enumerable: true, configurable: true });
-        else h[name] = this._values(i);
-      }
-      this._headers = Object.setPrototypeOf(h, null);
-    }
+    if (this._headers === null) this._headers = readHeaders(this);
     return this._headers;
   }
 
@@ -237,7 +283,10 @@ export class Response {
 
   /** `each_capitalized`: [[Capitalized-Name, "v1, v2"], ...] */
   eachCapitalized() {
-    return this._nameList().map((n, i) => [capitalizeName(n), this._values(i).join(', ')]);
+    const { parts } = this._query(HQ_EACH_CAPITALIZED);
+    const out = new Array(parts.length >> 1);
+    for (let i = 0; i < out.length; i++) out[i] = [parts[2 * i], parts[2 * i + 1]];
+    return out;
   }
 
   /** The body decoded as UTF-8 (U+FFFD for invalid bytes), or null. */
@@ -255,6 +304,32 @@ export class Response {
       body: this.body == null ? this.body : this.bodyText(),
     };
   }
+}
+
+// `to_hash`, read straight from the block in one pass, into an empty object
+// given a null prototype first (V8 keeps it in fast mode; Object.create(null)
+// starts as a dictionary); a "__proto__" field is defined, never assigned.
+function readHeaders(res) {
+  const h = Object.setPrototypeOf({}, null);
+  const u8 = res._head;
+  let p = res._fieldsAt;
+  const n = rd32(u8, p);
+  p += 4;
+  for (let i = 0; i < n; i++) {
+    const nl = rd32(u8, p);
+    const name = res._name(p + 4, p + 4 + nl);
+    p += 4 + nl;
+    const vals = new Array(rd32(u8, p));
+    p += 4;
+    for (let k = 0; k < vals.length; k++) {
+      const vl = rd32(u8, p);
+      vals[k] = res._str(p + 4, p + 4 + vl);
+      p += 4 + vl;
+    }
+    if (name === '__proto__') Object.defineProperty(h, name, { value: vals, writable: true, enumerable: true, configurable: true });
+    else h[name] = vals;
+  }
+  return h;
 }
 
 for (const [name, fn] of Object.entries(headerReaders({ NetHttpError })))

@@ -53,6 +53,8 @@ export const HQ_KEEP_ALIVE = 10;
 export const HQ_FETCH = 11;
 /** get_fields(arg): the values */
 export const HQ_GET_FIELDS = 12;
+/** each_capitalized: capitalized name, joined value, ... */
+export const HQ_EACH_CAPITALIZED = 13;
 /** u32 n, head block: the response as read_new returns it */
 export const EV_HEAD = 1;
 /** u8 src, u32 off, u32 len: body bytes at in + off (src 0) or at the parser's data + off (src 1, decoded) */
@@ -75,6 +77,8 @@ export const HEAD_ASCII = 8;
 export const HEAD_INFLATE = 16;
 /** Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
 export const HEAD_DROP_ENCODING = 32;
+/** every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
+export const HEAD_ASCII_BLOCK = 64;
 /** read_new again while the response is a 1xx */
 export const CFG_SKIP_INTERIM = 1;
 /** strict RFC 9112 mode */

@@ -69,6 +69,7 @@ export const headerQueries = {
   HQ_KEEP_ALIVE: [10, 'connection_keep_alive?'],
   HQ_FETCH: [11, 'fetch(arg): the value, or the downcased key and KeyError\'s message'],
   HQ_GET_FIELDS: [12, 'get_fields(arg): the values'],
+  HQ_EACH_CAPITALIZED: [13, 'each_capitalized: capitalized name, joined value, ...'],
 };
 
 /** Events of the response parser (nh_resp_feed). */
@@ -88,6 +89,7 @@ export const headFlags = {
   HEAD_ASCII: [8, 'every string byte of the block is below 0x80'],
   HEAD_INFLATE: [16, 'Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary'],
   HEAD_DROP_ENCODING: [32, 'Net::HTTPResponse#inflater only deletes content-encoding (none, identity)'],
+  HEAD_ASCII_BLOCK: [64, 'every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text'],
 };
 
 /** Flags byte of the response-parser config record. */

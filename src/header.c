@@ -119,6 +119,11 @@ int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen)
         f->nvals = 0;
         return (int)fi;
     }
+    return nh_headers_add(h, lkey, llen);
+}
+
+int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
+{
     if (h->nfields == h->capfields) {
         uint32_t cap = h->capfields ? h->capfields * 2 : 16;
         if (cap < h->capfields)

@@ -1,5 +1,6 @@
 /* Net::HTTPHeader's typed readers: range, content_length, chunked?,
- * content_range, content_type & co, connection_close?, fetch.
+ * content_range, content_type & co, connection_close?, fetch, get_fields,
+ * each_capitalized.
  *
  * Each reads the store as header.rb does (`@header[key]` is a field's value
  * list, `self[key]` its values joined with ", ") and writes its result as
@@ -563,6 +564,33 @@ static int get_fields(hq *q, const uint8_t *key, size_t klen)
     return NH_OK;
 }
 
+/* def each_capitalized
+ *   block_given? or return enum_for(__method__) { @header.size }
+ *   @header.each do |k,v|
+ *     yield capitalize(k), v.join(', ')
+ *   end
+ * end */
+static int each_capitalized(hq *q)
+{
+    if (begin(q, 1))
+        return NH_NOMEM;
+    const nh_headers *h = q->h;
+    nh_buf name = {0};
+    int rc = NH_OK;
+    for (uint32_t fi = 0; fi < h->nfields && !rc; fi++) {
+        const nh_field *f = &h->fields[fi];
+        if (!f->live)
+            continue;
+        name.len = q->val.len = 0;
+        if (nh_capitalize_name(&name, h->bytes.data + f->name_off, f->name_len, h->profile, h->binary) ||
+            nh_headers_join(h, (long)fi, &q->val) || put(q, name.data, name.len) ||
+            put(q, q->val.data, q->val.len))
+            rc = NH_NOMEM;
+    }
+    nh_buf_free(&name);
+    return rc;
+}
+
 int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t alen, nh_buf *out,
                     nh_error *err)
 {
@@ -582,6 +610,7 @@ int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t al
     case NH_HQ_KEEP_ALIVE: rc = connection(&q, "keep-alive"); break;
     case NH_HQ_FETCH: rc = fetch(&q, arg, alen); break;
     case NH_HQ_GET_FIELDS: rc = get_fields(&q, arg, alen); break;
+    case NH_HQ_EACH_CAPITALIZED: rc = each_capitalized(&q); break;
     default: rc = nh_fail(out, err, NH_E_TYPE, "unknown header query");
     }
     nh_buf_free(&q.val);

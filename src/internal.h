@@ -2,6 +2,7 @@
 #ifndef NETHTTP_INTERNAL_H
 #define NETHTTP_INTERNAL_H
 
+#include <stdint.h>
 #include <string.h>
 
 #include "nethttp.h"
@@ -12,15 +13,37 @@ int nh_buf_putc(nh_buf *b, uint8_t c);
 /* Sets the error class, replaces `out` with the message and returns NH_ERROR. */
 int nh_fail(nh_buf *out, nh_error *err, int cls, const char *msg);
 
+/* memcpy for the short strings of a message head (names, values, lines):
+ * eight bytes a move, where the C library's memcpy moves them one by one in
+ * WebAssembly.  The regions must not overlap. */
+void nh_copy(uint8_t *d, const uint8_t *s, size_t n);
+
+/* memchr, eight bytes a step (lines and fields are short: the C library's
+ * memchr spends most of its time getting started). */
+static inline const uint8_t *nh_find_byte(const uint8_t *s, size_t n, uint8_t c)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u, pat = ones * c;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        w ^= pat;
+        if ((w - ones) & ~w & highs)
+            break; /* a byte of these eight is c */
+    }
+    for (; i < n; i++)
+        if (s[i] == c)
+            return s + i;
+    return NULL;
+}
+
 /* Inline fast paths of nh_buf_append / nh_buf_putc for the codec's hot
  * loops; they fall back to the functions in buf.c to grow the buffer. */
 static inline int nh_buf_append_fast(nh_buf *b, const void *p, size_t n)
 {
     if (b->data && n <= b->cap - b->len) {
-        if (n) {
-            memcpy(b->data + b->len, p, n);
-            b->len += n;
-        }
+        nh_copy(b->data + b->len, p, n);
+        b->len += n;
         return NH_OK;
     }
     return nh_buf_append(b, p, n);
@@ -101,6 +124,8 @@ long nh_headers_find(const nh_headers *h, const uint8_t *lkey, size_t llen);
 /* The Hash operations behind []=, add_field and delete; `lkey` downcased.
  * set replaces the values (keeping the position of an existing key). */
 int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen);
+/* set for a key known to be absent (nh_headers_find said -1): a new field. */
+int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen);
 int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen);
 int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen);
 /* Appends v1, v2, ... joined with ", " (what self[key] returns). */

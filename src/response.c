@@ -166,7 +166,7 @@ static int add_field(feed *f)
     nh_resp *p = f->p;
     p->pending = 0;
     /* a value never holds "\n" (lines end there), "\r" it can */
-    if (p->val.len && memchr(p->val.data, '\r', p->val.len))
+    if (p->val.len && nh_find_byte(p->val.data, p->val.len, '\r'))
         return resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
     if (++p->nlines > p->cfg.max_fields) {
         f->msg->len = 0;
@@ -176,11 +176,9 @@ static int add_field(feed *f)
             return NH_NOMEM;
         return NH_ERROR;
     }
-    p->tmp.len = 0;
-    if (nh_ascii_downcase(&p->tmp, p->key.data, p->key.len))
-        return NH_NOMEM;
-    long fi = nh_headers_find(&p->hdr, p->tmp.data, p->tmp.len);
-    if (fi < 0 && (fi = nh_headers_set(&p->hdr, p->tmp.data, p->tmp.len)) < 0)
+    /* the key was downcased as it was read */
+    long fi = nh_headers_find(&p->hdr, p->key.data, p->key.len);
+    if (fi < 0 && (fi = nh_headers_add(&p->hdr, p->key.data, p->key.len)) < 0)
         return NH_NOMEM;
     return nh_headers_push(&p->hdr, fi, p->val.len ? p->val.data : (const uint8_t *)"", p->val.len);
 }
@@ -197,7 +195,7 @@ static int read_line(feed *f, int kind, const uint8_t **s, size_t *len)
     nh_resp *p = f->p;
     const uint8_t *a = f->in + f->i;
     size_t avail = f->n - f->i;
-    const uint8_t *nl = memchr(a, '\n', avail);
+    const uint8_t *nl = nh_find_byte(a, avail, '\n');
     size_t take = nl ? (size_t)(nl - a) + 1 : avail;
     int head = kind == LINE_HEAD;
     uint64_t total = (head ? p->head_bytes : 0) + p->line.len + take;
@@ -328,7 +326,7 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
         if (rc)
             return rc;
     }
-    const uint8_t *colon = b > a ? memchr(s + a, ':', b - a) : NULL;
+    const uint8_t *colon = b > a ? nh_find_byte(s + a, b - a, ':') : NULL;
     if (!colon)
         return resp_fail(f, NH_E_BAD_RESPONSE, "wrong header line format");
     size_t c = (size_t)(colon - s), k = c, v = c + 1;
@@ -337,7 +335,7 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
     while (v < b && is_space(s[v]))
         v++;
     p->key.len = p->val.len = 0;
-    if (nh_buf_append(&p->key, s + a, k - a) || nh_buf_append(&p->val, s + v, b - v))
+    if (nh_ascii_downcase(&p->key, s + a, k - a) || nh_buf_append(&p->val, s + v, b - v))
         return NH_NOMEM;
     p->pending = 1;
     return NH_OK;
@@ -721,7 +719,7 @@ static int step(feed *f)
             return resp_strict_field(f, s, (size_t)m, 1);
         }
         const uint8_t *a = f->in + f->i;
-        const uint8_t *nl = memchr(a, '\n', avail);
+        const uint8_t *nl = nh_find_byte(a, avail, '\n');
         size_t k = nl ? (size_t)(nl - a) : avail;
         if (k && p->tl_len == 0)
             p->tl_cr = a[0] == '\r';

@@ -47,7 +47,7 @@ struct nh_resp {
     /* header fields */
     nh_headers hdr;
     int pending;          /* key/val read but not yet added */
-    nh_buf key, val;
+    nh_buf key, val;      /* key downcased as read */
     uint64_t nlines;
     int body_exist;
     int changed;          /* decoding changed the fields */

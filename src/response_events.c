@@ -10,12 +10,16 @@ static uint8_t *w32(uint8_t *q, size_t v)
     q[3] = (uint8_t)(v >> 24);
     return q + 4;
 }
-/* Writes a string; ORs its bytes into *any (eight at a time). */
-static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n, uint64_t *any)
+/* Writes a string. */
+static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n)
 {
     q = w32(q, n);
-    if (n)
-        memcpy(q, s, n);
+    nh_copy(q, s, n);
+    return q + n;
+}
+/* The bytes of s[0, n) ORed together (eight at a time). */
+static uint64_t or_bytes(const uint8_t *s, size_t n)
+{
     uint64_t a = 0, w;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -24,8 +28,34 @@ static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n, uint64_t *any)
     }
     for (; i < n; i++)
         a |= s[i];
-    *any |= a;
-    return q + n;
+    return a;
+}
+static size_t r32(const uint8_t *q)
+{
+    return (size_t)q[0] | (size_t)q[1] << 8 | (size_t)q[2] << 16 | (size_t)q[3] << 24;
+}
+/* Hints for the JS side, from the block's bytes after its flags:
+ * NH_HEAD_ASCII_BLOCK when all of them are ASCII, else NH_HEAD_ASCII when
+ * the strings' bytes are. */
+static int ascii_flags(const uint8_t *b, const uint8_t *end)
+{
+    const uint64_t highs = 0x8080808080808080u;
+    if (!(or_bytes(b, (size_t)(end - b)) & highs))
+        return NH_HEAD_ASCII | NH_HEAD_ASCII_BLOCK;
+    uint64_t any = 0;
+    for (int i = 0; i < 4; i++, b += 4 + r32(b)) /* class name, version, code, message */
+        any |= or_bytes(b + 4, r32(b));
+    size_t nf = r32(b);
+    b += 4;
+    for (size_t fi = 0; fi < nf; fi++) {
+        any |= or_bytes(b + 4, r32(b));
+        b += 4 + r32(b);
+        size_t nv = r32(b);
+        b += 4;
+        for (size_t v = 0; v < nv; v++, b += 4 + r32(b))
+            any |= or_bytes(b + 4, r32(b));
+    }
+    return any & highs ? 0 : NH_HEAD_ASCII;
 }
 /* Appends a head event: the response as it stands now. */
 int resp_put_head(feed *f, int type)
@@ -48,26 +78,23 @@ int resp_put_head(feed *f, int type)
     uint8_t *q = f->ev->data + f->ev->len;
     *q++ = (uint8_t)type;
     q = w32(q, size - 5);
-    *q++ = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
-                     (p->body_exist ? NH_HEAD_BODY : 0) | p->coding);
-    uint64_t any = 0;
-    q = wstr(q, (const uint8_t *)name, nl, &any);
-    q = wstr(q, p->st.data, p->ver_len, &any);
-    q = wstr(q, p->code, 3, &any);
-    q = wstr(q, p->st.data + p->ver_len, p->msg_len, &any);
+    uint8_t *flags = q++;
+    q = wstr(q, (const uint8_t *)name, nl);
+    q = wstr(q, p->st.data, p->ver_len);
+    q = wstr(q, p->code, 3);
+    q = wstr(q, p->st.data + p->ver_len, p->msg_len);
     q = w32(q, h->nlive);
     for (uint32_t fi = 0; fi < h->nfields; fi++) {
         const nh_field *fl = &h->fields[fi];
         if (!fl->live)
             continue;
-        q = wstr(q, h->bytes.data + fl->name_off, fl->name_len, &any);
+        q = wstr(q, h->bytes.data + fl->name_off, fl->name_len);
         q = w32(q, fl->nvals);
         for (uint32_t v = fl->head; v != NH_NIL; v = h->vals[v].next)
-            q = wstr(q, h->bytes.data + h->vals[v].off, h->vals[v].len, &any);
+            q = wstr(q, h->bytes.data + h->vals[v].off, h->vals[v].len);
     }
-    /* a hint for the JS side: every string byte is ASCII */
-    if (!(any & 0x8080808080808080u))
-        f->ev->data[f->ev->len + 5] |= NH_HEAD_ASCII;
+    *flags = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
+                       (p->body_exist ? NH_HEAD_BODY : 0) | p->coding | ascii_flags(flags + 1, q));
     f->ev->len += size;
     return NH_OK;
 }

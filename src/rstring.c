@@ -89,10 +89,26 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t c = s[i];
-        out->data[out->len++] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+    uint8_t *o = out->data + out->len; /* not out->data[out->len++]: a byte store may alias out */
+    size_t i = 0;
+    /* eight bytes a step: 0x20 set in each byte from 'A' to 'Z' (the low
+     * seven bits plus a constant reach 0x80 from 'A' on, and from past 'Z'
+     * on; no byte carries into the next) */
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t low7 = w & ~highs;
+        uint64_t from_a = low7 + ones * (0x80 - 'A');
+        uint64_t past_z = low7 + ones * (0x7F - 'Z');
+        w |= (from_a & ~past_z & ~w & highs) >> 2;
+        memcpy(o + i, &w, 8);
     }
+    for (; i < n; i++) {
+        uint8_t c = s[i];
+        o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+    }
+    out->len += n;
     return NH_OK;
 }
 
@@ -100,12 +116,14 @@ int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
+    uint8_t *o = out->data + out->len;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = s[i];
         if (i == 0 ? (c >= 'a' && c <= 'z') : (c >= 'A' && c <= 'Z'))
             c ^= 0x20;
-        out->data[out->len++] = c;
+        o[i] = c;
     }
+    out->len += n;
     return NH_OK;
 }
 

@@ -60,6 +60,7 @@ typedef enum nh_error_class {
 #define NH_HQ_KEEP_ALIVE 10 /* connection_keep_alive? */
 #define NH_HQ_FETCH 11 /* fetch(arg): the value, or the downcased key and KeyError's message */
 #define NH_HQ_GET_FIELDS 12 /* get_fields(arg): the values */
+#define NH_HQ_EACH_CAPITALIZED 13 /* each_capitalized: capitalized name, joined value, ... */
 
 /* Response parser events. */
 #define NH_EV_HEAD 1 /* u32 n, head block: the response as read_new returns it */
@@ -75,6 +76,7 @@ typedef enum nh_error_class {
 #define NH_HEAD_ASCII 8 /* every string byte of the block is below 0x80 */
 #define NH_HEAD_INFLATE 16 /* Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary */
 #define NH_HEAD_DROP_ENCODING 32 /* Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
+#define NH_HEAD_ASCII_BLOCK 64 /* every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
 
 /* Response parser config record flags. */
 #define NH_CFG_SKIP_INTERIM 1 /* read_new again while the response is a 1xx */

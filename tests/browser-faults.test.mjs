@@ -1,6 +1,6 @@
 // The browser transport under connection faults: Net::HTTP in ruby.wasm 4.0
 // in headless Chromium, each request a fetch(), against the chaos server
-// (tests/fixtures/chaos/server.mjs, with CORS) misbehaving in the ways a
+// (support/chaos/server.mjs, with CORS) misbehaving in the ways a
 // fetch() can show: a reset before any byte and mid-body, a body cut short
 // by a close, a stall past read_timeout (after the head, and before it),
 // garbage. What fetch() cannot tell apart, the transport cannot either:
@@ -17,7 +17,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startExampleServers } from '../examples/browser/serve.mjs';
-import { startChaos } from './fixtures/chaos/index.mjs';
+import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 
 const READ_TIMEOUT = 0.5;

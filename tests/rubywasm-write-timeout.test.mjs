@@ -46,12 +46,12 @@ function lateReader(delayMs, sockets) {
   });
 }
 
-function script({ never, late }) {
+function script({ never, late, prompt }) {
   return `
     out = []
     body = 'x' * (${BODY_MIB} << 20)
     t = ->(&b) { t0 = Process.clock_gettime(Process::CLOCK_MONOTONIC); r = begin; ['ok', b.call]; rescue Exception => e; [e.class.name, e.message]; end; out << r + [(Process.clock_gettime(Process::CLOCK_MONOTONIC) - t0).round(1)] }
-    post = ->(port, wt) { h = Net::HTTP.new('127.0.0.1', port); h.write_timeout = wt; h.read_timeout = 10; h.start { h.post('/', body).body } }
+    post = ->(port, wt) { h = Net::HTTP.new('127.0.0.1', port); h.write_timeout = wt; h.read_timeout = 30; h.start { h.post('/', body).body } }
     # 0: a server that never reads
     t.() { post.(${never}, 1) }
     # 1: one that reads after 1.5 s, within write_timeout
@@ -60,7 +60,11 @@ function script({ never, late }) {
     NetHttpWasm.codec = false if defined?(NetHttpWasm)
     t.() { post.(${never}, 1) }
     t.() { post.(${late}, 5) }
+    # 4: how long the body takes to write here, to a server that reads at once
+    t.() { post.(${prompt}, 60) }
     NetHttpWasm.codec = true if defined?(NetHttpWasm)
+    # 5: the same through the codec
+    t.() { post.(${prompt}, 60) }
     out.to_json
   `;
 }
@@ -69,20 +73,24 @@ describe('write_timeout', { skip, timeout: 240000 }, () => {
   const sockets = new Set();
   let never;
   let late;
+  let prompt;
   const ports = {};
   const sources = {};
 
   before(async () => {
     never = lateReader(null, sockets);
     late = lateReader(1500, sockets);
+    prompt = lateReader(0, sockets);
     ports.never = await listen(never);
     ports.late = await listen(late);
+    ports.prompt = await listen(prompt);
     for (const v of VERSIONS) sources[v] = await netHttpSources(v);
   });
 
   after(async () => {
     await closeServer(never, sockets);
     await closeServer(late, sockets);
+    await closeServer(prompt, sockets);
     for (const s of Object.values(sources)) s.cleanup();
   });
 
@@ -93,13 +101,21 @@ describe('write_timeout', { skip, timeout: 240000 }, () => {
       const checkShape = (r, who) => {
         assert.deepEqual(r[0].slice(0, 2), ['Net::WriteTimeout', 'Net::WriteTimeout with #<TCPSocket:(closed)>'], who);
         assert.deepEqual(r[2].slice(0, 2), r[0].slice(0, 2), who);
-        for (const i of [1, 3]) {
-          assert.equal(r[i][0], 'ok', who);
-          assert.equal(r[i][1], `ok ${BODY_MIB << 20}`, who);
+        for (const i of [1, 3, 4, 5]) {
+          assert.equal(r[i][0], 'ok', `${who}, request ${i}: ${r[i].join(' ')}`);
+          assert.equal(r[i][1], `ok ${BODY_MIB << 20}`, `${who}, request ${i}`);
         }
-        // the time up: write_timeout after the buffers filled; the late reader: its delay
-        for (const i of [0, 2]) assert.ok(r[i][2] >= 1 && r[i][2] < 5, `${who}: ${r[i][2]} s`);
-        for (const i of [1, 3]) assert.ok(r[i][2] >= 1.4 && r[i][2] < 5, `${who}: ${r[i][2]} s`);
+        // The times: the timeout fires after write_timeout (1 s) and not
+        // before; the late reader's request waits for its delay (1.5 s). Nor
+        // much later: the buffers are full, or the body written, within
+        // about the time it takes to write it to a prompt reader here (4:
+        // net/http's writing, 5: the codec's), which a loaded machine
+        // stretches. The bound, write_timeout or the delay plus three times
+        // that plus 5 s, stays well below the timeouts a
+        // wrong wait would take (read_timeout 30 s, write_timeout's default 60 s).
+        const bound = (wait, i) => wait + 3 * r[i < 2 ? 5 : 4][2] + 5;
+        for (const i of [0, 2]) assert.ok(r[i][2] >= 1 && r[i][2] < bound(1, i), `${who}, request ${i}: ${r[i][2]} s (bound ${bound(1, i)} s)`);
+        for (const i of [1, 3]) assert.ok(r[i][2] >= 1.4 && r[i][2] < bound(1.5, i), `${who}, request ${i}: ${r[i][2]} s (bound ${bound(1.5, i)} s)`);
       };
       checkShape(mri, 'native MRI');
       const vm = await bootVM(version);

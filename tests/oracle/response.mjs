@@ -1,6 +1,6 @@
 // Runs response-parse cases through MRI (see response_runner.rb for the case
 // and result format):
-//   '4.0', '3.4'  ruby.wasm, in VMs booted by rubyvm.mjs
+//   '4.0', '3.4'  ruby.wasm, in the VMs of rubyvm.mjs's pool (one per version)
 //   'native'      the system ruby (3.1, net-http 0.2.0): the oracle for
 //                 content decoding, which crashes ruby.wasm
 //
@@ -17,33 +17,23 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bootVM } from './rubyvm.mjs';
+import { isDeepStrictEqual } from 'node:util';
+import { dropVM as drop, vmFor as pooledVM, VERSIONS } from './rubyvm.mjs';
 import { prng } from '../support/prng.mjs';
+import { HQ_EACH_CAPITALIZED } from '../../js/schema.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 150);
 const BATCH = 300;
-const vms = new Map();
 
+// The VM of `version` from the oracle's pool, with the response runner loaded.
 async function vmFor(version, need) {
-  let v = vms.get(version);
-  if (v && version === '3.4' && v.used + need > SAFE_34) {
-    drop(version);
-    v = undefined;
-  }
-  if (!v) {
-    v = await bootVM(version);
+  const v = await pooledVM(version, need, SAFE_34);
+  if (!v.responseRunner) {
     v.vm.eval(`load '/oracle/response_runner.rb'; nil`);
-    vms.set(version, v);
+    v.responseRunner = true;
   }
   return v;
-}
-
-function drop(version) {
-  const v = vms.get(version);
-  if (!v) return;
-  vms.delete(version);
-  try { rmSync(v.io, { recursive: true, force: true }); } catch {}
 }
 
 function runBatch(v, cases) {
@@ -152,7 +142,7 @@ export async function runResponseCases(version, cases) {
 }
 
 export function shutdownResponseVMs() {
-  for (const v of [...vms.keys()]) drop(v);
+  for (const v of VERSIONS) drop(v);
 }
 
 // ---------------------------------------------------------------------------
@@ -188,33 +178,32 @@ export function caseOptions(c, profile) {
   return o;
 }
 
-const asciiCap = (u8) => {
-  // capitalize of a downcased binary name, on bytes
-  const parts = [];
-  let s = 0;
-  for (let i = 0; i <= u8.length; i++) {
-    if (i === u8.length || u8[i] === 0x2d) {
-      parts.push(u8.slice(s, i));
-      s = i + 1;
-    }
-  }
-  while (parts.length && parts[parts.length - 1].length === 0) parts.pop();
-  const out = [];
-  parts.forEach((p, k) => {
-    if (k) out.push(0x2d);
-    p.forEach((b, j) => out.push(j === 0 && b >= 97 && b <= 122 ? b - 32 : b));
-  });
-  return new Uint8Array(out);
-};
+const rd32 = (u8, p) => (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
 
-const joinValues = (vals) => {
+/**
+ * each_capitalized as the codec computes it for `res`, in exact bytes (the
+ * header query's result record, read from the module's output), once the
+ * public eachCapitalized() has been checked to say the same.
+ */
+function capitalizedResult(res) {
+  const pairs = res.eachCapitalized();
+  res._query(HQ_EACH_CAPITALIZED);
+  const out = res._codec.outBytes();
   const parts = [];
-  vals.forEach((v, i) => {
-    if (i) parts.push(Buffer.from(', '));
-    parts.push(Buffer.from(v));
-  });
-  return new Uint8Array(Buffer.concat(parts));
-};
+  for (let i = 0, n = rd32(out, 1), p = 5; i < n; i++) {
+    const len = rd32(out, p);
+    parts.push(out.subarray(p + 4, p + 4 + len));
+    p += 4 + len;
+  }
+  const result = [];
+  const seen = [];
+  for (let i = 0; i < parts.length; i += 2) {
+    result.push([str(parts[i]), str(parts[i + 1])]);
+    seen.push([lossy.decode(parts[i]), lossy.decode(parts[i + 1])]);
+  }
+  if (!isDeepStrictEqual(pairs, seen)) throw new Error(`eachCapitalized() ${JSON.stringify(pairs)} is not the codec's ${JSON.stringify(seen)}`);
+  return result;
+}
 
 /** One Response in the runner's format (exact bytes from rawHeaderEntries). */
 export function responseResult(res, body) {
@@ -225,7 +214,7 @@ export function responseResult(res, body) {
     message: str(res.messageBytes),
     httpVersion: res.httpVersion,
     headers: raw.map(([k, vs]) => [str(k), vs.map(str)]),
-    capitalized: raw.map(([k, vs]) => [str(asciiCap(k)), str(joinValues(vs))]),
+    capitalized: capitalizedResult(res),
     body: body === undefined ? str(res.body) : body,
   };
 }

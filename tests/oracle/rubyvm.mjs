@@ -46,7 +46,8 @@ nil`);
   return { vm, io, used: 0, version };
 }
 
-function dropVM(version) {
+/** Drops the pooled VM of `version` (a fresh one is booted when next needed). */
+export function dropVM(version) {
   const v = live.get(version);
   if (!v) return;
   live.delete(version);
@@ -54,9 +55,15 @@ function dropVM(version) {
   tempDirs.delete(v.io);
 }
 
-async function vmFor(version, need) {
+/**
+ * The pooled VM of `version`: one per version, shared by every oracle here
+ * (runner.rb's cases and response_runner.rb's). A 3.4 VM is replaced before
+ * `need` more cases would take it past `limit` (what the caller's cases can
+ * safely run in one VM).
+ */
+export async function vmFor(version, need, limit = SAFE_34) {
   let v = live.get(version);
-  if (v && version === '3.4' && v.used + need > SAFE_34) {
+  if (v && version === '3.4' && v.used + need > limit) {
     dropVM(version);
     v = undefined;
   }
