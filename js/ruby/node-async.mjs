@@ -45,11 +45,16 @@ class NodeConn extends Conn {
   poll() {
     if (this.fd < 0 || this.paused || this.socket.readableLength || !this.polls.shouldPoll()) return;
     const start = performance.now();
+    let got = false;
     while (!this.eof && !this.error && !this.closed) {
       const n = deliverRead(this, readFd(this.fd));
       if (n < 0 || (n > 0 && n < READ_SIZE)) return;
-      if (n > 0 && this.rawBytes + this.recordBytes >= READ_MAX) return;
-      if (n === 0 && performance.now() - start >= POLL_MS) {
+      if (n > 0) {
+        // a full buffer: more may be there (a large body)
+        got = true;
+        if (this.rawBytes + this.recordBytes >= READ_MAX) return;
+      } else if (got) return;
+      else if (performance.now() - start >= POLL_MS) {
         this.polls.missed();
         return;
       }
