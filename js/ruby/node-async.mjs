@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, fdOf, readFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, fdOf, readFd, readBurst, deliverRead } from './node-fd.mjs';
 
 class NodeConn extends Conn {
   constructor(bridge, socket, spec) {
@@ -32,33 +32,27 @@ class NodeConn extends Conn {
     }
     super.onData(chunk, transient);
   }
+  // Whether the fd can be read now: a plain connection, with no bytes
+  // waiting in the socket's stream (the loop does not run meanwhile, so
+  // the kernel's bytes come next).
+  fdReadable() {
+    return this.fd >= 0 && !this.paused && !this.socket.readableLength && !this.eof && !this.error && !this.closed;
+  }
   // Takes what the kernel holds now (the stale-connection check): true
   // when the fd could be read.
   peek() {
-    if (this.fd < 0 || this.paused || this.socket.readableLength || this.eof || this.error || this.closed) return false;
+    if (!this.fdReadable()) return false;
     deliverRead(this, readFd(this.fd));
     return true;
   }
-  // Polls the fd for up to POLL_MS after a request (see PollPolicy; not
-  // when bytes wait in the socket's stream: the loop does not run
-  // meanwhile, so the kernel's bytes come next).
+  // Polls the fd for up to POLL_MS after a request (see PollPolicy).
   poll() {
-    if (this.fd < 0 || this.paused || this.socket.readableLength || !this.polls.shouldPoll()) return;
+    if (!this.fdReadable() || !this.polls.shouldPoll()) return;
     const start = performance.now();
-    let got = false;
-    while (!this.eof && !this.error && !this.closed) {
-      const n = deliverRead(this, readFd(this.fd));
-      if (n < 0 || (n > 0 && n < READ_SIZE)) return;
-      if (n > 0) {
-        // a full buffer: more may be there (a large body)
-        got = true;
-        if (this.rawBytes + this.recordBytes >= READ_MAX) return;
-      } else if (got) return;
-      else if (performance.now() - start >= POLL_MS) {
-        this.polls.missed();
-        return;
-      }
-    }
+    do {
+      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) return;
+    } while (performance.now() - start < POLL_MS);
+    this.polls.missed();
   }
   // The socket, no longer listened to (TLS is started over it).
   detach() {

@@ -23,7 +23,7 @@ import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_thread
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
 import { socketError } from './node-connect.mjs';
-import { POLL_MS, pollPolicy, READ_SIZE, READ_MAX, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead } from './node-fd.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
@@ -71,18 +71,10 @@ class WorkerConn extends Conn {
     return -1;
   }
   // Takes what the kernel holds for a direct connection (a large body: read
-  // after read while they fill the buffer, up to READ_MAX): true when
+  // after read while they fill the buffer, up to a MiB: readBurst): true when
   // something happened (data, its end, an error).
   readDirect() {
-    let got = false;
-    for (let total = 0; total < READ_MAX; ) {
-      const r = this.readOnce();
-      if (r <= 0) return got || r < 0;
-      got = true;
-      total += r;
-      if (r < READ_SIZE) return true;
-    }
-    return got;
+    return readBurst(() => this.readOnce()) !== 0;
   }
   // One read(2): the bytes read, 0 when there was nothing, -1 at the end
   // of the stream or on an error.

@@ -55,8 +55,8 @@ export function pollPolicy(spec) {
 }
 // Reads land in one buffer (the caller copies what it keeps); a large body
 // is read read after read while they fill it, up to READ_MAX at a time.
-export const READ_SIZE = 64 * 1024;
-export const READ_MAX = 1024 * 1024;
+const READ_SIZE = 64 * 1024;
+const READ_MAX = 1024 * 1024;
 let readBuf = null;
 
 /** The fd of a connected plain TCP socket of node:net, or -1 (TLS, a pipe, Windows). */
@@ -110,4 +110,20 @@ export function deliverRead(conn, [n, x]) {
   else if (n < 0 && x) conn.onError(...socketError(x));
   else if (n < 0) conn.onEnd();
   return n;
+}
+
+/**
+ * Reads with readOnce() (the bytes it read, 0 for nothing now, -1 at the
+ * end or on an error) while reads fill the buffer, up to READ_MAX: the
+ * bytes read, or -1 when the stream ended or failed.
+ */
+export function readBurst(readOnce) {
+  let total = 0;
+  while (total < READ_MAX) {
+    const n = readOnce();
+    if (n < 0) return -1;
+    total += n;
+    if (n < READ_SIZE) break;
+  }
+  return total;
 }
