@@ -11,6 +11,7 @@ export const records = {
   R_BODY: [2, 'body bytes'],
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],
+  R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
 };
 
 /** Return codes of the bridge's reads and writes (negative; a read returns a byte count otherwise). */
@@ -51,4 +52,6 @@ export const headFlags = {
 /** Sizes both sides use. */
 export const sizes = {
   UNSENT_MAX: [64 * 1024, 'bytes written and not yet taken by the OS before a write waits for room (write_timeout)'],
+  BODY_DIRECT: [64 * 1024, 'a body of known size from this size on is announced by an R_SIZE record'],
+  BODY_SEGMENT: [8 * 1024 * 1024, 'the most body bytes Ruby takes into one String before it hands them to the destination'],
 };

@@ -26,7 +26,7 @@ const PARSER_POOL = 8;
 const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
 // The calls that may wait for the network (Bridge#deferred).
-const DEFERRABLE = new Set(['open', 'starttls', 'resolve', 'recv', 'drain', 'wait']);
+const DEFERRABLE = new Set(['open', 'starttls', 'resolve', 'recv', 'body', 'drain', 'wait']);
 
 export class Bridge {
   // wake: runs NetHttpWasm.__wake in the VM (a waiting transport's
@@ -343,6 +343,33 @@ export class Bridge {
     if (this.blocking) this.transport.pump(conn);
     if (!conn.records.length) return RC_WOULD_BLOCK;
     return conn.fillRecords(this.mem(), addr, cap);
+  }
+
+  // After an R_SIZE record: the bytes of the body records that follow it
+  // straight into a String of Ruby's at addr (cap bytes), with no record
+  // framing, as recv waits for them: the bytes written, or 0 when the next
+  // record is not body bytes (Ruby reads it with recv).
+  body(id, addr, cap, timeoutMs) {
+    const conn = this.conn(id);
+    if (!conn) return this.reply(RC_ERROR);
+    if (conn.records.length) return this.reply(conn.fillBody(this.mem(), addr, cap));
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    const after = (ok) => {
+      if (!ok) return RC_TIMEOUT;
+      if (conn.closed && !conn.records.length) return this.fail(CLOSED);
+      return conn.fillBody(this.mem(), addr, cap);
+    };
+    if (this.blocking) return then(this.transport.block(conn, () => conn.hasRecords(), ms), after);
+    return waitFor(conn, () => conn.hasRecords(), ms).then(after);
+  }
+
+  // body() of what is there now (RC_WOULD_BLOCK when nothing).
+  bodyNow(id, addr, cap) {
+    const conn = this.conn(id);
+    if (!conn) return RC_ERROR;
+    if (this.blocking) this.transport.pump(conn);
+    if (!conn.records.length) return RC_WOULD_BLOCK;
+    return conn.fillBody(this.mem(), addr, cap);
   }
 
   // Raw write (net/http's own request writing), as write_nonblock: what fits

@@ -3,7 +3,7 @@
 // read_nonblock) or through the codec's ResponseParser, whose events become
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
-import { R_HEAD, R_BODY, R_END, R_ERROR, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE } from './constants.mjs';
+import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, H_INFLATE, BODY_DIRECT } from './constants.mjs';
 import { headRecord, fieldsRecord, sameFields } from './head.mjs';
 
 const encoder = new TextEncoder();
@@ -132,6 +132,8 @@ export class Conn {
         this.headBlock = head.inflate ? res._asRead || res._head : null;
         this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
         this.pushRecord(R_HEAD, head.payload);
+        const size = bodySize(res);
+        if (size >= BODY_DIRECT) this.pushRecord(R_SIZE, encoder.encode(String(size)));
       } else if (ev.type === 'end') {
         // MRI rewrites the fields while decoding (content-encoding removed,
         // content-length set to the decoded size): send the final ones then.
@@ -196,8 +198,10 @@ export class Conn {
   }
 
   // Writes whole records (u8 type, u32 length, payload) into Ruby's buffer
-  // at addr (cap bytes); a body record is split to fit. Returns the bytes
-  // written, or -(NEED_BASE + n) when the next record is a head that needs n.
+  // at addr (cap bytes), up to an R_SIZE record (Ruby may take the body
+  // after it with fillBody); a body record is split to fit. Returns the
+  // bytes written, or -(NEED_BASE + n) when the next record is a head that
+  // needs n.
   fillRecords(mem, addr, cap) {
     let p = addr;
     const end = addr + cap;
@@ -219,6 +223,37 @@ export class Conn {
       }
       writeRecord(mem, p, type, payload);
       p += 5 + payload.length;
+      this.recordBytes -= payload.length + 5;
+      i++;
+      if (type === R_SIZE) break;
+    }
+    if (i) recs.splice(0, i);
+    if (this.paused) this.flow();
+    return p - addr;
+  }
+
+  // Writes the bytes of the body records at the head of the queue into
+  // Ruby's memory at addr (cap bytes), with no record framing; a record is
+  // split to fit. Returns the bytes written: 0 when the next record is not
+  // body bytes.
+  fillBody(mem, addr, cap) {
+    let p = addr;
+    const end = addr + cap;
+    const recs = this.records;
+    let i = 0;
+    while (i < recs.length && p < end) {
+      const [type, payload] = recs[i];
+      if (type !== R_BODY) break;
+      const room = end - p;
+      if (payload.length > room) {
+        mem.set(payload.subarray(0, room), p);
+        p += room;
+        recs[i] = [type, payload.subarray(room)];
+        this.recordBytes -= room;
+        break;
+      }
+      mem.set(payload, p);
+      p += payload.length;
       this.recordBytes -= payload.length + 5;
       i++;
     }
@@ -282,6 +317,21 @@ export class Conn {
     this.records = [];
     this.wake();
     this.destroy();
+  }
+}
+
+// The size of a response's body when the head tells it before the body is
+// read: its Content-Length, when there is a body, not chunked and not
+// inflated; else -1. (A hint for Ruby's buffer: the codec frames the body.)
+function bodySize(res) {
+  const block = res._head; // the codec's head block: its flags first
+  if (!res.hasBody || !(block instanceof Uint8Array) || (block[0] & H_INFLATE) !== 0) return -1;
+  try {
+    if (res.isChunked()) return -1;
+    const n = res.contentLength();
+    return typeof n === 'number' ? n : -1;
+  } catch {
+    return -1;
   }
 }
 

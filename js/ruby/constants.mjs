@@ -7,6 +7,8 @@ export const R_BODY = 2;
 export const R_END = 3;
 /** an error: "Class\nmessage" */
 export const R_ERROR = 4;
+/** after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String */
+export const R_SIZE = 5;
 /** an error; the bridge's error() says "Class\nmessage" */
 export const RC_ERROR = -1;
 /** the read timeout passed with no data arriving */
@@ -41,5 +43,9 @@ export const H_INFLATE = 16;
 export const H_DROP_ENCODING = 32;
 /** bytes written and not yet taken by the OS before a write waits for room (write_timeout) */
 export const UNSENT_MAX = 65536;
+/** a body of known size from this size on is announced by an R_SIZE record */
+export const BODY_DIRECT = 65536;
+/** the most body bytes Ruby takes into one String before it hands them to the destination */
+export const BODY_SEGMENT = 8388608;
 /** a read needing room returns -(NEED_BASE + size) */
 export const NEED_BASE = 16;

@@ -81,13 +81,17 @@ module NetHttpWasm
     # Net::HTTPResponse#read_body_0, from the codec's records.
     def codec_read_body(dest, res)
       # a String destination takes body bytes straight from the receive
-      # buffer (one copy); anything else (read_body's block) gets its own
+      # buffer (one copy), and a large body of known size straight from the
+      # bridge (read_body_direct); anything else (read_body's block) gets
+      # its own
       shared = String === dest
       while true
         type, at, len = next_record
         case type
         when R_BODY
           dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
+        when R_SIZE
+          read_body_direct(dest, payload(at, len).to_i) if shared
         when R_END
           @codec_msg = false
           res.instance_variable_set(:@header, fields(payload(at, len).split("\n", -1), 0)) unless len == 0
@@ -99,6 +103,62 @@ module NetHttpWasm
     end
 
     private
+
+    # The body bytes after an R_SIZE record (size: the body's), written by
+    # the bridge straight into Strings of BODY_SEGMENT bytes at most, each
+    # handed to dest as it is full; what remains (a body shorter or longer
+    # than announced, its end, an error) is read as records.
+    def read_body_direct(dest, size)
+      while size > 0
+        seg = size < BODY_SEGMENT ? size : BODY_SEGMENT
+        got = read_segment(dest, seg)
+        return if got < seg
+        size -= seg
+      end
+    end
+
+    # Up to n body bytes into one String, handed to dest (also when a
+    # timeout or an error stops it): the bytes read.
+    def read_segment(dest, n)
+      # (a String made this way has no coderange yet: it is found from the
+      # bytes the bridge writes, when first asked)
+      s = "\0".b * n
+      addr = NetHttpWasm.addr(s)
+      got = 0
+      begin
+        while got < n
+          k = @bridge.call(:bodyNow, @id, addr + got, n - got).to_i
+          if k == RC_WOULD_BLOCK
+            k = NetHttpWasm.call_wait(:body, @id, addr + got, n - got, NetHttpWasm.ms(@read_timeout)).to_i
+          end
+          break if k == 0
+          if k < 0
+            @codec_msg = false
+            raise Net::ReadTimeout.new(@io) if k == RC_TIMEOUT
+            NetHttpWasm.raise_last_error
+          end
+          got += k
+        end
+      ensure
+        hand_over(dest, s, got)
+      end
+      got
+    end
+
+    # dest << the first got bytes of s. An empty String takes s over with
+    # no copy, and the encoding << gives it: dest's own when s is ASCII
+    # (and dest's encoding ASCII-compatible), else s's (binary).
+    def hand_over(dest, s, got)
+      return if got == 0
+      s = s.byteslice(0, got) if got < s.bytesize
+      if dest.empty? && dest.instance_of?(String)
+        enc = dest.encoding
+        dest.replace(s)
+        dest.force_encoding(enc) if enc != Encoding::BINARY && enc.ascii_compatible? && s.ascii_only?
+      else
+        dest << s
+      end
+    end
 
     # The message failed: raises the error an error record carries.
     def raise_record(at, len)

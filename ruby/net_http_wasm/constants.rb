@@ -10,6 +10,8 @@ module NetHttpWasm
   R_END = 3
   # an error: "Class\nmessage"
   R_ERROR = 4
+  # after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String
+  R_SIZE = 5
   # an error; the bridge's error() says "Class\nmessage"
   RC_ERROR = -1
   # the read timeout passed with no data arriving
@@ -44,6 +46,10 @@ module NetHttpWasm
   H_DROP_ENCODING = 32
   # bytes written and not yet taken by the OS before a write waits for room (write_timeout)
   UNSENT_MAX = 65536
+  # a body of known size from this size on is announced by an R_SIZE record
+  BODY_DIRECT = 65536
+  # the most body bytes Ruby takes into one String before it hands them to the destination
+  BODY_SEGMENT = 8388608
   # a read needing room returns -(NEED_BASE + size)
   NEED_BASE = 16
 end
