@@ -5,6 +5,7 @@
 //   node benchmarks/rubywasm-nethttp.mjs [--passes 5] [--requests 1000] [--quick]
 //                                        [--only ka,nc,...] [--warmup-ms 3000]
 //                                        [--out benchmarks/results/rubywasm-nethttp]
+//                                        [--against DIR] [--clients blocking,waiting,on,off]
 //
 // Scenarios (µs per request, median of the passes; clients interleaved,
 // warmed up by whole passes for --warmup-ms each):
@@ -21,13 +22,18 @@
 // time in JS (bridge, codec included), in the codec's C, waiting for the
 // network, and in Ruby (the rest); and the byte work alone (exec + read_new
 // + read_body_0, with no network) for MRI and ruby.wasm, codec on and off.
+// --against DIR: each ruby.wasm client also runs with the bridge of another
+// checkout (DIR/js/ruby/node.mjs, e.g. an older commit's `git archive`),
+// interleaved with this one's: before/after figures from one run.
+// --clients: only the ruby.wasm clients whose name has all of these words
+// (blocking / waiting, on / off).
 import os from 'node:os';
 import http from 'node:http';
 import https from 'node:https';
 import { fork, spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
 import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
@@ -43,6 +49,8 @@ const PASSES = Number(opt('passes', quick ? 1 : 5));
 const N = Number(opt('requests', quick ? 40 : 1000));
 const OUT = opt('out', quick ? null : 'benchmarks/results/rubywasm-nethttp');
 const WARMUP_MS = Number(opt('warmup-ms', quick ? 0 : 3000));
+const AGAINST = opt('against', null);
+const ONLY_CLIENTS = opt('clients', null);
 const SCENARIOS = [
   { id: 'ka', path: '/bytes/2048', n: N, keep: true },
   { id: 'nc', path: '/bytes/2048', n: Math.ceil(N / 4), keep: false },
@@ -169,13 +177,13 @@ function nativeClient() {
 // each growth with a full collection.
 const RESERVE = 32 << 20;
 
-async function wasmClient(blocking, codec) {
+async function wasmClient(blocking, codec, install = installNetHttp, label = '') {
   const vm = await bootVM('4.0');
   vm.eval(`String.new(capacity: ${RESERVE}).clear; nil`);
-  const handle = installNetHttp(vm, { blocking, codec });
+  const handle = install(vm, { blocking, codec });
   await rb(vm, `require 'net/http'\n${RUBY}`);
   return {
-    name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}`,
+    name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}${label}`,
     vm,
     handle,
     async run(srv, s) {
@@ -255,7 +263,8 @@ async function breakdown(client, srv, s) {
     restore.push(() => (obj[name] = orig));
   };
   let depth = 0;
-  for (const m of ['open', 'send', 'recv', 'recvNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
+  for (const m of ['open', 'send', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
+    if (typeof bridge[m] !== 'function') continue; // (an older bridge: --against)
     wrap(bridge, m, (orig) => function (...a) {
       c.calls++;
       if (m === 'park') c.parks++;
@@ -264,7 +273,7 @@ async function breakdown(client, srv, s) {
       try {
         const r = orig.apply(this, a);
         if (m === 'send') c.copied += a[2] + a[4];
-        if (m === 'recv' || m === 'recvNow' || m === 'readNow') {
+        if (m === 'recv' || m === 'recvNow' || m === 'body' || m === 'bodyNow' || m === 'readNow') {
           if (typeof r === 'number') c.copied += Math.max(r, 0);
           else r.then((v) => (c.copied += Math.max(v, 0)));
         }
@@ -336,7 +345,14 @@ async function main() {
   const clients = [];
   const mri = nativeClient();
   if (mri) clients.push(mri);
-  for (const blocking of [true, false]) for (const codec of [true, false]) clients.push(await wasmClient(blocking, codec));
+  const other = AGAINST ? (await import(pathToFileURL(`${AGAINST}/js/ruby/node.mjs`).href)).installNetHttp : null;
+  for (const blocking of [true, false])
+    for (const codec of [true, false]) {
+      const words = [blocking ? 'blocking' : 'waiting', codec ? 'on' : 'off'];
+      if (ONLY_CLIENTS && !ONLY_CLIENTS.split(',').every((w) => words.includes(w))) continue;
+      if (other) clients.push(await wasmClient(blocking, codec, other, ` (${AGAINST})`));
+      clients.push(await wasmClient(blocking, codec));
+    }
   clients.push(nodeClient());
   const results = {};
   for (const s of SCENARIOS) {

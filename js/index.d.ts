@@ -211,6 +211,12 @@ export interface ResponseOptions extends ProfileOptions {
   maxInflatedBytes?: number;
   /** Where the bytes start in the connection's stream (decoding of a cut-short body depends on it). */
   streamOffset?: number;
+  /**
+   * ResponseParser: a 'body' event's data is a view of the module's memory
+   * (no copy), valid until the next call into the parser or its codec.
+   * Default false (a copy).
+   */
+  bodyViews?: boolean;
 }
 
 /** A response as Net::HTTPResponse holds it; strings are decoded on first use. */

@@ -78,6 +78,7 @@ function makeConfig(o) {
     skipInterim: !!o.skipInterim,
     expectContinue: !!o.expectContinue,
     strict: !!o.strict,
+    bodyViews: !!o.bodyViews,
     maxHeaderBytes: limit(o, 'maxHeaderBytes'),
     maxHeaderFields: limit(o, 'maxHeaderFields'),
     maxBodyBytes: limit(o, 'maxBodyBytes'),
@@ -187,12 +188,13 @@ function concat(a, b) {
   return out;
 }
 
-// Body pieces [address, length, ...] from `from` to `to` as one new array.
+// Body pieces [address, length, ...] from `from` to `to` as one new array
+// (`view`: as a view of the module's memory when they lie together).
 // Pieces of one message lie in one buffer (the input, or the decoded data),
 // in order; the ones in the input are compacted in place (the bytes between
 // them are chunk framing this call has consumed) and copied out once.
-function gather(u8, pieces, from, to) {
-  if (to - from === 2) return u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
+function gather(u8, pieces, from, to, view = false) {
+  if (to - from === 2) return view ? u8.subarray(pieces[from], pieces[from] + pieces[from + 1]) : u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
   for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
@@ -204,7 +206,7 @@ function gather(u8, pieces, from, to) {
       if (src !== dst) u8.copyWithin(dst, src, src + len);
       dst += len;
     }
-    return u8.slice(start, dst);
+    return view ? u8.subarray(start, dst) : u8.slice(start, dst);
   }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
@@ -367,6 +369,8 @@ const registry =
  * feed's input and (decoding) what 4 KiB of it inflate to; in JS, the feed's
  * body event; never the whole body. close() frees the WebAssembly side (a
  * FinalizationRegistry does it too if you forget).
+ * `bodyViews: true`: a body event's data is a view of the module's memory
+ * (no copy), valid until the next call into the parser or its codec.
  */
 export class ResponseParser {
   constructor(options) {
@@ -408,7 +412,8 @@ export class ResponseParser {
       to = this._plain ? data.length : Math.min(off + DECODE_SLICE, data.length);
       for (const e of this._feedOnce(data.subarray(off, to), eof && to === data.length)) {
         if (e.type === 'body') {
-          bodies.push(e.data);
+          // (a view is overwritten by the next slice)
+          bodies.push(this._cfg.bodyViews ? e.data.slice() : e.data);
           continue;
         }
         if (e.type === 'end') {
@@ -438,7 +443,7 @@ export class ResponseParser {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: 'body', data: gather(c.u8, pieces, 0, at) });
+      if (at > 0) events.push({ type: 'body', data: gather(c.u8, pieces, 0, at, this._cfg.bodyViews) });
       pieces.length = 0;
     };
     const end = readEvents(

@@ -310,6 +310,7 @@ export class Bridge {
       strict: this.strictResponses,
       profile: this.profile,
       codec: this.requestOptions.codec,
+      bodyViews: true, // (Conn#bodyBytes)
     });
     conn.write(bytes);
     if (rest) conn.write(rest);
@@ -345,10 +346,11 @@ export class Bridge {
     return conn.fillRecords(this.mem(), addr, cap);
   }
 
-  // After an R_SIZE record: the bytes of the body records that follow it
-  // straight into a String of Ruby's at addr (cap bytes), with no record
-  // framing, as recv waits for them: the bytes written, or 0 when the next
-  // record is not body bytes (Ruby reads it with recv).
+  // After an R_SIZE record: the body bytes that follow it straight into a
+  // String of Ruby's at addr (cap bytes), with no record framing, as recv
+  // waits for records: the bytes written, or 0 when the next record is not
+  // body bytes (Ruby reads it with recv). What a blocking wait reads goes
+  // from the parser into the String (Conn#sink).
   body(id, addr, cap, timeoutMs) {
     const conn = this.conn(id);
     if (!conn) return this.reply(RC_ERROR);
@@ -359,17 +361,42 @@ export class Bridge {
       if (conn.closed && !conn.records.length) return this.fail(CLOSED);
       return conn.fillBody(this.mem(), addr, cap);
     };
-    if (this.blocking) return then(this.transport.block(conn, () => conn.hasRecords(), ms), after);
-    return waitFor(conn, () => conn.hasRecords(), ms).then(after);
+    if (!this.blocking) return waitFor(conn, () => conn.hasRecords(), ms).then(after);
+    // (under the scheduler the wait is a Pending: the sink is gone before
+    // anything is read for it, and the records are taken when it is over)
+    const sink = { at: addr, end: addr + cap };
+    conn.sink = sink;
+    let r;
+    try {
+      r = this.transport.block(conn, () => conn.hasRecords() || sink.at > addr, ms);
+    } finally {
+      conn.sink = null;
+    }
+    return then(r, (ok) => (sink.at > addr ? sink.at - addr : after(ok)));
   }
 
-  // body() of what is there now (RC_WOULD_BLOCK when nothing).
+  // body() of what is there now: the body records queued, then what the
+  // connection reads now, straight into the String (RC_WOULD_BLOCK when
+  // nothing).
   bodyNow(id, addr, cap) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
-    if (this.blocking) this.transport.pump(conn);
-    if (!conn.records.length) return RC_WOULD_BLOCK;
-    return conn.fillBody(this.mem(), addr, cap);
+    let n = 0;
+    if (conn.records.length) {
+      n = conn.fillBody(this.mem(), addr, cap);
+      if (n === 0 || n === cap || conn.records.length) return n;
+    }
+    const sink = { at: addr + n, end: addr + cap };
+    conn.sink = sink;
+    try {
+      conn.readNow();
+    } finally {
+      conn.sink = null;
+    }
+    n = sink.at - addr;
+    if (n === 0 && !conn.records.length) return RC_WOULD_BLOCK;
+    // (what did not fit, or did not follow at once, waits as records)
+    return n > 0 ? n : conn.fillBody(this.mem(), addr, cap);
   }
 
   // Raw write (net/http's own request writing), as write_nonblock: what fits

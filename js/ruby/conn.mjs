@@ -40,6 +40,10 @@ export class Conn {
     this.paused = false;
     this.unsent = 0; // bytes written and not yet taken by the OS (see Bridge#write)
     this.lastActivity = performance.now(); // the last arrival
+    // Ruby's String that body bytes go to straight from the parser while a
+    // bridge call waits for them (Bridge#body): { at, end } addresses
+    this.sink = null;
+    this.sizeQueued = false; // an R_SIZE record waits for Ruby (holdReads)
   }
 
   // -- from the transport --
@@ -100,6 +104,15 @@ export class Conn {
   pause() {}
   resume() {}
   destroy() {}
+  // (a transport that reads without being asked: readNow takes what the
+  // kernel holds now)
+  readNow() {}
+
+  // Whether a burst of reads stops: a large body's head is queued, and Ruby
+  // will read the body straight into its String (Bridge#body).
+  holdReads() {
+    return this.sizeQueued && !this.sink;
+  }
 
   pushRecord(type, payload) {
     this.records.push([type, payload]);
@@ -123,8 +136,11 @@ export class Conn {
       this.msgDone = true;
       return;
     }
+    // body data are views of the codec's memory (bodyViews), which reading a
+    // head's fields overwrites: with a head, they are copied first
+    if (events.length > 1 && events.some((ev) => ev.type === 'head')) for (const ev of events) if (ev.type === 'body') ev.data = ev.data.slice();
     for (const ev of events) {
-      if (ev.type === 'body') this.pushRecord(R_BODY, ev.data);
+      if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
         const res = ev.response;
         const head = headRecord(res, this.decode);
@@ -133,7 +149,10 @@ export class Conn {
         this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
         this.pushRecord(R_HEAD, head.payload);
         const size = bodySize(res);
-        if (size >= BODY_DIRECT) this.pushRecord(R_SIZE, encoder.encode(String(size)));
+        if (size >= BODY_DIRECT) {
+          this.pushRecord(R_SIZE, encoder.encode(String(size)));
+          this.sizeQueued = true;
+        }
       } else if (ev.type === 'end') {
         // MRI rewrites the fields while decoding (content-encoding removed,
         // content-length set to the decoded size): send the final ones then.
@@ -157,6 +176,23 @@ export class Conn {
     }
   }
 
+  // Body bytes from the parser (a view, valid until its next call): into
+  // the sink while it has room and nothing is queued before them, else
+  // queued as a copy.
+  bodyBytes(data) {
+    let d = data;
+    const s = this.sink;
+    if (s && this.records.length === 0 && s.at < s.end) {
+      const k = Math.min(d.length, s.end - s.at);
+      this.bridge.mem().set(k === d.length ? d : d.subarray(0, k), s.at);
+      s.at += k;
+      if (k === d.length) return;
+      d = d.subarray(k);
+    }
+    // (a view is copied; an array of its own is kept)
+    this.pushRecord(R_BODY, d.byteLength === d.buffer.byteLength ? d : d.slice());
+  }
+
   // -- from Ruby (through the bridge) --
 
   // Starts reading the next message with the codec.
@@ -168,6 +204,7 @@ export class Conn {
     }
     this.records.length = 0;
     this.recordBytes = 0;
+    this.sizeQueued = false;
     this.headFields = null;
     this.headBlock = null;
     this.decode = !!options.decodeContent;
@@ -193,6 +230,7 @@ export class Conn {
       this.codec = false;
       this.records.length = 0;
       this.recordBytes = 0;
+      this.sizeQueued = false;
       this.msgDone = true;
     }
   }
@@ -225,7 +263,10 @@ export class Conn {
       p += 5 + payload.length;
       this.recordBytes -= payload.length + 5;
       i++;
-      if (type === R_SIZE) break;
+      if (type === R_SIZE) {
+        this.sizeQueued = false;
+        break;
+      }
     }
     if (i) recs.splice(0, i);
     if (this.paused) this.flow();

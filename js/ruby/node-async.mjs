@@ -45,12 +45,16 @@ class NodeConn extends Conn {
     deliverRead(this, readFd(this.fd));
     return true;
   }
+  // Takes what the kernel holds now (Bridge#bodyNow).
+  readNow() {
+    if (this.fdReadable()) readBurst(() => deliverRead(this, readFd(this.fd)), this);
+  }
   // Polls the fd for up to POLL_MS after a request (see PollPolicy).
   poll() {
     if (!this.fdReadable() || !this.polls.shouldPoll()) return;
     const start = performance.now();
     do {
-      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) return;
+      if (readBurst(() => deliverRead(this, readFd(this.fd)), this) !== 0) return;
     } while (performance.now() - start < POLL_MS);
     this.polls.missed();
   }

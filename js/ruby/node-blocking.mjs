@@ -74,7 +74,11 @@ class WorkerConn extends Conn {
   // after read while they fill the buffer, up to a MiB: readBurst): true when
   // something happened (data, its end, an error).
   readDirect() {
-    return readBurst(() => this.readOnce()) !== 0;
+    return readBurst(() => this.readOnce(), this) !== 0;
+  }
+  // Takes what the kernel holds now (Bridge#bodyNow).
+  readNow() {
+    this.io.pump(this);
   }
   // One read(2): the bytes read, 0 when there was nothing, -1 at the end
   // of the stream or on an error.

@@ -114,16 +114,18 @@ export function deliverRead(conn, [n, x]) {
 
 /**
  * Reads with readOnce() (the bytes it read, 0 for nothing now, -1 at the
- * end or on an error) while reads fill the buffer, up to READ_MAX: the
- * bytes read, or -1 when the stream ended or failed.
+ * end or on an error) while reads fill the buffer, up to READ_MAX, and
+ * while conn does not hold (Conn#holdReads: a large body is better read
+ * when Ruby waits for it): the bytes read, or -1 when the stream ended or
+ * failed.
  */
-export function readBurst(readOnce) {
+export function readBurst(readOnce, conn) {
   let total = 0;
   while (total < READ_MAX) {
     const n = readOnce();
     if (n < 0) return -1;
     total += n;
-    if (n < READ_SIZE) break;
+    if (n < READ_SIZE || conn.holdReads()) break;
   }
   return total;
 }
