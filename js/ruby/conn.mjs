@@ -108,10 +108,12 @@ export class Conn {
   // kernel holds now)
   readNow() {}
 
-  // Whether a burst of reads stops: a large body's head is queued, and Ruby
-  // will read the body straight into its String (Bridge#body).
+  // Whether a burst of reads stops (the rest stays with the kernel): a large
+  // body's head is queued, and Ruby will read the body straight into its
+  // String (Bridge#body), or that String is full.
   holdReads() {
-    return this.sizeQueued && !this.sink;
+    const s = this.sink;
+    return s ? s.at >= s.end : this.sizeQueued;
   }
 
   pushRecord(type, payload) {
