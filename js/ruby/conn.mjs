@@ -150,7 +150,8 @@ export class Conn {
         this.headBlock = head.inflate ? res._asRead || res._head : null;
         this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
         this.pushRecord(R_HEAD, head.payload);
-        const size = bodySize(res);
+        // (a message that ends in this feed has its body queued already)
+        const size = events[events.length - 1].type === 'end' ? -1 : bodySize(res);
         if (size >= BODY_DIRECT) {
           this.pushRecord(R_SIZE, encoder.encode(String(size)));
           this.sizeQueued = true;
