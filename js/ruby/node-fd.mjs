@@ -55,7 +55,7 @@ export function pollPolicy(spec) {
 }
 // Reads land in one buffer (the caller copies what it keeps); a large body
 // is read read after read while they fill it, up to READ_MAX at a time.
-const READ_SIZE = 64 * 1024;
+const READ_SIZE = 256 * 1024;
 const READ_MAX = 1024 * 1024;
 let readBuf = null;
 
