@@ -402,7 +402,8 @@ export class ResponseParser {
       data = chunk.length ? concat(this._pending, chunk) : this._pending;
       this._pending = null;
     }
-    if (!this._cfg.decode || data.length <= DECODE_SLICE) return this._feedOnce(data, eof);
+    // (a body shown not to be inflated goes in at once)
+    if (!this._cfg.decode || this._plain || data.length <= DECODE_SLICE) return this._feedOnce(data, eof);
     // decoding: slice by slice (the result does not depend on how the
     // stream is cut), one body event for the whole feed; once the body shows
     // it is not being inflated, the rest goes in at once
