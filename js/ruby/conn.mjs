@@ -139,8 +139,10 @@ export class Conn {
       return;
     }
     // body data are views of the codec's memory (bodyViews), which reading a
-    // head's fields overwrites: with a head, they are copied first
-    if (events.length > 1 && events.some((ev) => ev.type === 'head')) for (const ev of events) if (ev.type === 'body') ev.data = ev.data.slice();
+    // head's fields overwrites: with a head, they are copied first (an
+    // array of its own, from a decoding parser, is kept)
+    if (events.length > 1 && events.some((ev) => ev.type === 'head'))
+      for (const ev of events) if (ev.type === 'body' && ev.data.byteLength !== ev.data.buffer.byteLength) ev.data = ev.data.slice();
     for (const ev of events) {
       if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
