@@ -10,7 +10,7 @@
 // over sock = Net::BufferedIO.new(StringIO.new(bytes)): Ruby 4.0 (net-http
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
-import { EMPTY, Response, keepBlock, rd32 } from './response.mjs';
+import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
 import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
 
 const encoder = new TextEncoder();
@@ -311,7 +311,7 @@ function parseWith(c, bytes, options) {
   let body = null;
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
-    else if (pieces === null) body = u8.slice(first, first + firstLen);
+    else if (pieces === null) body = keepBody(u8, first, first + firstLen);
     else body = gather(u8, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;
