@@ -159,7 +159,7 @@ function readEvents(c, onHead, pieces) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      onHead(t, keepBlock(u8, p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
@@ -289,7 +289,7 @@ function parseWith(c, bytes, options) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      const block = keepBlock(u8, p + 4, p + 4 + n);
+      const block = keepBlock(c.buffer, p + 4, p + 4 + n);
       p += 4 + n;
       if (t === EV_INTERIM) {
         const res = new Response(block, null, undefined);
@@ -311,7 +311,7 @@ function parseWith(c, bytes, options) {
   let body = null;
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
-    else if (pieces === null) body = keepBody(u8, first, first + firstLen);
+    else if (pieces === null) body = keepBody(c.buffer, first, first + firstLen);
     else body = gather(u8, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;

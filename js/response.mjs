@@ -27,22 +27,27 @@ class Slabs {
     this.size = size;
     this.max = max;
     this.slab = null;
+    this.buffer = null;
     this.at = size;
   }
 
-  /** A copy of u8[start, end). */
-  copy(u8, start, end) {
+  /** A copy of bytes [start, end) of `buffer` (WebAssembly memory's). */
+  copy(buffer, start, end) {
+    // views made with the constructor, of buffers at hand (subarray() and
+    // the buffer getter of a view of WebAssembly memory cost several times
+    // as much)
     const n = end - start;
-    if (n > this.max) return u8.slice(start, end);
+    const src = new Uint8Array(buffer, start, n);
+    if (n > this.max) return src.slice();
     let at = this.at;
     if (at + n > this.size) {
       this.slab = new Uint8Array(this.size);
+      this.buffer = this.slab.buffer;
       at = 0;
     }
-    const slab = this.slab;
-    slab.set(u8.subarray(start, end), at);
+    this.slab.set(src, at);
     this.at = at + n;
-    return slab.subarray(at, at + n);
+    return new Uint8Array(this.buffer, at, n);
   }
 }
 
@@ -53,14 +58,14 @@ const heads = new Slabs(16384, 1024);
 // transferring it).
 const bodies = new Slabs(16384, 4096);
 
-/** A copy of u8[start, end) for a Response's head block. */
-export function keepBlock(u8, start, end) {
-  return heads.copy(u8, start, end);
+/** A copy of bytes [start, end) of `buffer` for a Response's head block. */
+export function keepBlock(buffer, start, end) {
+  return heads.copy(buffer, start, end);
 }
 
-/** A copy of u8[start, end) for a body. */
-export function keepBody(u8, start, end) {
-  return bodies.copy(u8, start, end);
+/** A copy of bytes [start, end) of `buffer` for a body. */
+export function keepBody(buffer, start, end) {
+  return bodies.copy(buffer, start, end);
 }
 
 /**
