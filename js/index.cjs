@@ -1464,30 +1464,32 @@ var Slabs = class {
     this.size = size;
     this.max = max;
     this.slab = null;
+    this.buffer = null;
     this.at = size;
   }
-  /** A copy of u8[start, end). */
-  copy(u8, start, end) {
+  /** A copy of bytes [start, end) of `buffer` (WebAssembly memory's). */
+  copy(buffer, start, end) {
     const n = end - start;
-    if (n > this.max) return u8.slice(start, end);
+    const src = new Uint8Array(buffer, start, n);
+    if (n > this.max) return src.slice();
     let at = this.at;
     if (at + n > this.size) {
       this.slab = new Uint8Array(this.size);
+      this.buffer = this.slab.buffer;
       at = 0;
     }
-    const slab = this.slab;
-    slab.set(u8.subarray(start, end), at);
+    this.slab.set(src, at);
     this.at = at + n;
-    return slab.subarray(at, at + n);
+    return new Uint8Array(this.buffer, at, n);
   }
 };
 var heads = new Slabs(16384, 1024);
 var bodies = new Slabs(16384, 4096);
-function keepBlock(u8, start, end) {
-  return heads.copy(u8, start, end);
+function keepBlock(buffer, start, end) {
+  return heads.copy(buffer, start, end);
 }
-function keepBody(u8, start, end) {
-  return bodies.copy(u8, start, end);
+function keepBody(buffer, start, end) {
+  return bodies.copy(buffer, start, end);
 }
 var Response = class {
   constructor(head, body, rest) {
@@ -1828,7 +1830,7 @@ function readEvents(c, onHead, pieces) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      onHead(t, keepBlock(u8, p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
@@ -1928,7 +1930,7 @@ function parseWith(c, bytes, options) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      const block = keepBlock(u8, p + 4, p + 4 + n);
+      const block = keepBlock(c.buffer, p + 4, p + 4 + n);
       p += 4 + n;
       if (t === EV_INTERIM) {
         const res2 = new Response(block, null, void 0);
@@ -1949,7 +1951,7 @@ function parseWith(c, bytes, options) {
   let body = null;
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
-    else if (pieces === null) body = keepBody(u8, first, first + firstLen);
+    else if (pieces === null) body = keepBody(c.buffer, first, first + firstLen);
     else body = gather(u8, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;
