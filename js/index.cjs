@@ -1854,8 +1854,9 @@ function concat(a, b) {
   out.set(b, a.length);
   return out;
 }
-function gather(u8, pieces, from, to) {
-  if (to - from === 2) return u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
+function gather(c, pieces, from, to) {
+  const u8 = c.u8;
+  if (to - from === 2) return keepBody(c.buffer, pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
   for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
@@ -1867,7 +1868,7 @@ function gather(u8, pieces, from, to) {
       if (src !== dst) u8.copyWithin(dst, src, src + len);
       dst += len;
     }
-    return u8.slice(start, dst);
+    return keepBody(c.buffer, start, dst);
   }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
@@ -1952,7 +1953,7 @@ function parseWith(c, bytes, options) {
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
     else if (pieces === null) body = keepBody(c.buffer, first, first + firstLen);
-    else body = gather(u8, pieces, 0, pieces.length);
+    else body = gather(c, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : EMPTY);
@@ -2032,7 +2033,7 @@ var ResponseParser = class {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: "body", data: gather(c.u8, pieces, 0, at) });
+      if (at > 0) events.push({ type: "body", data: gather(c, pieces, 0, at) });
       pieces.length = 0;
     };
     const end = readEvents(
@@ -2052,7 +2053,7 @@ var ResponseParser = class {
     if (pieces.length && !pieces.mixed && pieces.src === 0) this._plain = true;
     flush(pieces.length);
     if (end >= 0) {
-      const rest = c.u8.slice(end, c.inPtr + data.length);
+      const rest = end < c.inPtr + data.length ? c.u8.slice(end, c.inPtr + data.length) : EMPTY;
       this._done = true;
       this._pending = rest.length ? rest : null;
       events.push({ type: "end", response: this._response, rest });

@@ -261,7 +261,7 @@ export type ResponseEvent =
   | { type: 'continue'; response: Response }
   | { type: 'interim'; response: Response }
   | { type: 'head'; response: Response }
-  | { type: 'body'; data: Uint8Array }
+  | { type: 'body'; /** up to 4 KiB: shares its ArrayBuffer with other bodies */ data: Uint8Array }
   | { type: 'end'; response: Response; rest: Uint8Array };
 
 /** An incremental response parser for a connection's bytes. */
