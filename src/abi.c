@@ -20,7 +20,8 @@
  *                 one-shot parse, unchanged for a reset)
  *   response events (nh_wasm_resp_feed, nh_wasm_resp_parse): u32 address of
  *                 the input bytes, u32 address of the parser's decoded data,
- *                 then the events of nh_resp_feed (NH_EV_*) and a 0 byte
+ *                 then the events of nh_resp_feed (NH_EV_*; body events that
+ *                 follow each other merged into one) and a 0 byte
  * Text results come as a table: u32 n, n x u32 UTF-16 length, then the UTF-8
  * text of all n strings, so the JS side decodes once and slices. */
 #include <stdlib.h>
