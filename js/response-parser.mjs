@@ -10,7 +10,7 @@
 // over sock = Net::BufferedIO.new(StringIO.new(bytes)): Ruby 4.0 (net-http
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
-import { EMPTY, Response, keepBlock, rd32 } from './response.mjs';
+import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
 import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
 
 const encoder = new TextEncoder();
@@ -160,7 +160,7 @@ function readEvents(c, onHead, pieces) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      onHead(t, keepBlock(u8, p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
@@ -189,12 +189,14 @@ function concat(a, b) {
 }
 
 // Body pieces [address, length, ...] from `from` to `to` as one new array
-// (`view`: as a view of the module's memory when they lie together).
-// Pieces of one message lie in one buffer (the input, or the decoded data),
-// in order; the ones in the input are compacted in place (the bytes between
-// them are chunk framing this call has consumed) and copied out once.
-function gather(u8, pieces, from, to, view = false) {
-  if (to - from === 2) return view ? u8.subarray(pieces[from], pieces[from] + pieces[from + 1]) : u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
+// (a small one in the bodies' slab, keepBody; `view`: a view of the
+// module's memory when they lie together). Pieces of one message lie in
+// one buffer (the input, or the decoded data), in order; the ones in the
+// input are compacted in place (the bytes between them are chunk framing
+// this call has consumed) and copied out once.
+function gather(c, pieces, from, to, view = false) {
+  const u8 = c.u8;
+  if (to - from === 2) return view ? new Uint8Array(c.buffer, pieces[from], pieces[from + 1]) : keepBody(c.buffer, pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
   for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
@@ -206,7 +208,7 @@ function gather(u8, pieces, from, to, view = false) {
       if (src !== dst) u8.copyWithin(dst, src, src + len);
       dst += len;
     }
-    return view ? u8.subarray(start, dst) : u8.slice(start, dst);
+    return view ? new Uint8Array(c.buffer, start, dst - start) : keepBody(c.buffer, start, dst);
   }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
@@ -291,7 +293,7 @@ function parseWith(c, bytes, options) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      const block = keepBlock(u8, p + 4, p + 4 + n);
+      const block = keepBlock(c.buffer, p + 4, p + 4 + n);
       p += 4 + n;
       if (t === EV_INTERIM) {
         const res = new Response(block, null, undefined);
@@ -313,8 +315,8 @@ function parseWith(c, bytes, options) {
   let body = null;
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
-    else if (pieces === null) body = u8.slice(first, first + firstLen);
-    else body = gather(u8, pieces, 0, pieces.length);
+    else if (pieces === null) body = keepBody(c.buffer, first, first + firstLen);
+    else body = gather(c, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : EMPTY);
@@ -414,7 +416,7 @@ export class ResponseParser {
       for (const e of this._feedOnce(data.subarray(off, to), eof && to === data.length)) {
         if (e.type === 'body') {
           // (a view is overwritten by the next slice)
-          bodies.push(this._cfg.bodyViews ? e.data.slice() : e.data);
+          bodies.push(this._cfg.bodyViews ? keepBody(this._codec.buffer, e.data.byteOffset, e.data.byteOffset + e.data.byteLength) : e.data);
           continue;
         }
         if (e.type === 'end') {
@@ -444,7 +446,7 @@ export class ResponseParser {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: 'body', data: gather(c.u8, pieces, 0, at, this._cfg.bodyViews) });
+      if (at > 0) events.push({ type: 'body', data: gather(c, pieces, 0, at, this._cfg.bodyViews) });
       pieces.length = 0;
     };
     const end = readEvents(
@@ -466,7 +468,7 @@ export class ResponseParser {
     if (pieces.length && !pieces.mixed && pieces.src === 0) this._plain = true;
     flush(pieces.length);
     if (end >= 0) {
-      const rest = c.u8.slice(end, c.inPtr + data.length);
+      const rest = end < c.inPtr + data.length ? c.u8.slice(end, c.inPtr + data.length) : EMPTY;
       this._done = true;
       this._pending = rest.length ? rest : null;
       events.push({ type: 'end', response: this._response, rest });

@@ -5,6 +5,7 @@
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
 import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, H_INFLATE, BODY_DIRECT } from './constants.mjs';
 import { headRecord, fieldsRecord, sameFields } from './head.mjs';
+import { keepBody } from '../response.mjs';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -139,10 +140,8 @@ export class Conn {
       return;
     }
     // body data are views of the codec's memory (bodyViews), which reading a
-    // head's fields overwrites: with a head, they are copied first (an
-    // array of its own, from a decoding parser, is kept)
-    if (events.length > 1 && events.some((ev) => ev.type === 'head'))
-      for (const ev of events) if (ev.type === 'body' && ev.data.byteLength !== ev.data.buffer.byteLength) ev.data = ev.data.slice();
+    // head's fields overwrites: with a head, they are copied first
+    if (events.length > 1 && events.some((ev) => ev.type === 'head')) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
     for (const ev of events) {
       if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
@@ -194,8 +193,15 @@ export class Conn {
       if (k === d.length) return;
       d = d.subarray(k);
     }
-    // (a view is copied; an array of its own is kept)
-    this.pushRecord(R_BODY, d.byteLength === d.buffer.byteLength ? d : d.slice());
+    this.pushRecord(R_BODY, this.ownBody(d));
+  }
+
+  // Body bytes the parser gave, as bytes of their own: a view of the
+  // codec's memory copied out (a small one into the bodies' slab), a copy
+  // (a decoding parser's) kept.
+  ownBody(d) {
+    const c = this.bridge.codec;
+    return c && d.buffer === c.buffer ? keepBody(c.buffer, d.byteOffset, d.byteOffset + d.byteLength) : d;
   }
 
   // -- from Ruby (through the bridge) --
