@@ -1761,6 +1761,7 @@ function makeConfig(o) {
     skipInterim: !!o.skipInterim,
     expectContinue: !!o.expectContinue,
     strict: !!o.strict,
+    bodyViews: !!o.bodyViews,
     maxHeaderBytes: limit(o, "maxHeaderBytes"),
     maxHeaderFields: limit(o, "maxHeaderFields"),
     maxBodyBytes: limit(o, "maxBodyBytes"),
@@ -1854,9 +1855,9 @@ function concat(a, b) {
   out.set(b, a.length);
   return out;
 }
-function gather(c, pieces, from, to) {
+function gather(c, pieces, from, to, view = false) {
   const u8 = c.u8;
-  if (to - from === 2) return keepBody(c.buffer, pieces[from], pieces[from] + pieces[from + 1]);
+  if (to - from === 2) return view ? new Uint8Array(c.buffer, pieces[from], pieces[from + 1]) : keepBody(c.buffer, pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
   for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
@@ -1868,7 +1869,7 @@ function gather(c, pieces, from, to) {
       if (src !== dst) u8.copyWithin(dst, src, src + len);
       dst += len;
     }
-    return keepBody(c.buffer, start, dst);
+    return view ? new Uint8Array(c.buffer, start, dst - start) : keepBody(c.buffer, start, dst);
   }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
@@ -1998,14 +1999,14 @@ var ResponseParser = class {
       data = chunk.length ? concat(this._pending, chunk) : this._pending;
       this._pending = null;
     }
-    if (!this._cfg.decode || data.length <= DECODE_SLICE) return this._feedOnce(data, eof);
+    if (!this._cfg.decode || this._plain || data.length <= DECODE_SLICE) return this._feedOnce(data, eof);
     const events = [];
     const bodies2 = [];
     for (let off = 0, to = 0; off < data.length; off = to) {
       to = this._plain ? data.length : Math.min(off + DECODE_SLICE, data.length);
       for (const e of this._feedOnce(data.subarray(off, to), eof && to === data.length)) {
         if (e.type === "body") {
-          bodies2.push(e.data);
+          bodies2.push(this._cfg.bodyViews ? keepBody(this._codec.buffer, e.data.byteOffset, e.data.byteOffset + e.data.byteLength) : e.data);
           continue;
         }
         if (e.type === "end") {
@@ -2033,7 +2034,7 @@ var ResponseParser = class {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: "body", data: gather(c, pieces, 0, at) });
+      if (at > 0) events.push({ type: "body", data: gather(c, pieces, 0, at, this._cfg.bodyViews) });
       pieces.length = 0;
     };
     const end = readEvents(
