@@ -92,6 +92,27 @@ export function readFd(fd) {
   return r === 0 ? [-1] : [r, buf.subarray(0, r)];
 }
 
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Whether a node:net socket whose connect(2) was made is connected now,
+ * before its event loop reports it: true; null when it cannot tell yet
+ * (the handshake goes on, or not a plain socket); else the error of the
+ * failed connection (ECONNREFUSED...), which the socket then no longer
+ * reports itself. A write(2) of no bytes tells, and sends nothing.
+ */
+export function connectedNow(socket) {
+  const fd = fdOf(socket);
+  if (fd < 0) return null;
+  const r = sys(() => writeSync(fd, EMPTY));
+  if (r === 0) {
+    // Node sets TCP_NODELAY once it sees the connection up: now
+    if (socket._handle.setNoDelay) socket._handle.setNoDelay(true);
+    return true;
+  }
+  return typeof r === 'number' || r === 'EAGAIN' ? null : r;
+}
+
 /** write(2) of bytes until the kernel takes no more: [bytes taken, error or null]. */
 export function writeFd(fd, bytes) {
   let off = 0;
