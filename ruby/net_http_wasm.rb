@@ -141,7 +141,9 @@ module NetHttpWasm
         await(JS.global[:Promise].call(:resolve))
       end
       r = @bridge.call(name, *args)
-      r.typeof == 'string' ? r.to_s : await(r)
+      # (the answers of these calls are never the text of a promise)
+      s = r.to_s
+      s == '[object Promise]' ? await(r) : s
     end
 
     # Waits for a promise of the bridge's (it never rejects, and gives a
