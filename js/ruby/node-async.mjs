@@ -50,7 +50,7 @@ class NodeConn extends Conn {
     if (!this.fdReadable() || !this.polls.shouldPoll()) return;
     const start = performance.now();
     do {
-      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) return;
+      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) return this.polls.hit();
     } while (performance.now() - start < POLL_MS);
     this.polls.missed();
   }

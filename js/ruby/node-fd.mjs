@@ -8,9 +8,13 @@ import { socketError } from './node-connect.mjs';
 
 // How long a wait polls a connection before it sleeps: an answer from a
 // near, quick server comes within that. A connection whose last answer
-// took longer than SLOW_MS is not polled, nor for the next SKIP_AFTER_MISS
-// waits one whose last poll came back empty (a slow server, or one in the
-// same thread, which cannot answer while this one polls).
+// took longer than SLOW_MS is not polled; after a poll that came back
+// empty, the next waits are not polled either: 1 after one such poll, 2
+// after two in a row, and so on up to SKIP_AFTER_MISS (a slow server, or
+// one in the same thread, which cannot answer while this one polls); a
+// quick answer (hit: one a poll took, or as quick as one) starts the count
+// over (a quick server that was late once, as for a connection it had to
+// accept first).
 export const POLL_MS = 0.25;
 const SLOW_MS = 1;
 const SKIP_AFTER_MISS = 16;
@@ -20,6 +24,7 @@ class PollPolicy {
   constructor() {
     this.lastWait = 0;
     this.skip = 0;
+    this.misses = 0; // polls in a row that came back empty
   }
   shouldPoll() {
     if (this.skip > 0) {
@@ -32,9 +37,14 @@ class PollPolicy {
   answered(ms) {
     this.lastWait = ms;
   }
+  /** The answer came within a poll (or as quickly): the server is quick. */
+  hit() {
+    this.misses = 0;
+  }
   /** A poll came back empty. */
   missed() {
-    this.skip = SKIP_AFTER_MISS;
+    this.skip = Math.min(2 ** this.misses, SKIP_AFTER_MISS);
+    this.misses++;
   }
 }
 
