@@ -257,9 +257,9 @@ function socketInfo(socket) {
 // net.connect for an IP address defers connect(2) to the next tick; given
 // a name, it looks the name up first, and a lookup that answers at once
 // has connect(2) made before net.connect returns. So the address goes in
-// as a name that our lookup answers with the address: on a near network
-// (this host) the kernel has done the handshake by then, and
-// connectedNow tells.
+// as a name that our lookup answers with the address: to this host, the
+// kernel has done the handshake within connect(2), and connectedNow
+// tells (elsewhere it has not: the connection is then awaited as usual).
 const DIRECT_NAME = 'net-http-wasm.direct';
 
 function connectAtOnce(base, address, family) {
