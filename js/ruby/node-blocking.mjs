@@ -163,9 +163,7 @@ class BlockingIO {
     const p = new Pending(conn, ready, ms, once, room);
     if (this.deferring) return p;
     const start = performance.now();
-    // (a wait for the I/O thread alone, as for a connection opening: its
-    // answer is polled for too)
-    const poll = conn ? (conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0) : POLL_MS;
+    const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
     if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
     if (conn && conn.polls) {
       const ms = performance.now() - start;
@@ -185,10 +183,10 @@ class BlockingIO {
   // Sleeps on the counter of events, taking them as they come and reading
   // the direct connections of `conns`, until done() holds (true) or the time
   // until() gives has come (false). A direct connection is polled for `poll`
-  // ms, then watched by the I/O thread; with no connections, the counter is
-  // polled for `poll` ms (no sleep, and no wake for the I/O thread to make
-  // when its answer is quick). `room`: the I/O thread also wakes this one
-  // with each write it reports.
+  // ms, then watched by the I/O thread. `room`: the I/O thread also wakes
+  // this one with each write it reports. (The I/O thread's answer to an
+  // open is not polled for: on a busy machine, this thread's spinning
+  // delays it more than the wake costs.)
   idle(done, until, room = false, conns = [], poll = 0) {
     const start = performance.now();
     if (room) Atomics.store(this.ctl, 1, 1);
@@ -202,10 +200,6 @@ class BlockingIO {
         const left = until() - now;
         if (left <= 0) return false;
         let polling = false;
-        if (!conns.length && now - start < poll) {
-          while (Atomics.load(this.ctl, 0) === tick && performance.now() - start < poll);
-          polling = true;
-        }
         for (const c of conns) {
           if (c.fd < 0 || c.watching || c.eof || c.error) continue;
           if (now - start < poll) polling = true;
