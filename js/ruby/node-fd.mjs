@@ -103,6 +103,9 @@ export function readFd(fd) {
 }
 
 const EMPTY = new Uint8Array(0);
+// what a write says of a connection whose handshake goes on (Linux:
+// EAGAIN; BSDs: ENOTCONN)
+const STILL_CONNECTING = new Set(['ENOTCONN', 'EINPROGRESS', 'EALREADY']);
 
 /**
  * Whether a node:net socket whose connect(2) was made is connected now,
@@ -120,7 +123,8 @@ export function connectedNow(socket) {
     if (socket._handle.setNoDelay) socket._handle.setNoDelay(true);
     return true;
   }
-  return typeof r === 'number' || r === 'EAGAIN' ? null : r;
+  if (typeof r === 'number' || r === 'EAGAIN' || STILL_CONNECTING.has(r && r.code)) return null;
+  return r;
 }
 
 /** write(2) of bytes until the kernel takes no more: [bytes taken, error or null]. */
