@@ -50,7 +50,10 @@ class NodeConn extends Conn {
     if (!this.fdReadable() || !this.polls.shouldPoll()) return;
     const start = performance.now();
     do {
-      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) return this.polls.hit();
+      if (readBurst(() => deliverRead(this, readFd(this.fd))) !== 0) {
+        this.polls.hit();
+        return;
+      }
     } while (performance.now() - start < POLL_MS);
     this.polls.missed();
   }
