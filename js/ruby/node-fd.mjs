@@ -11,8 +11,9 @@ import { socketError } from './node-connect.mjs';
 // took longer than SLOW_MS is not polled; after a poll that came back
 // empty, the next waits are not polled either: 1 after one such poll, 2
 // after two in a row, and so on up to SKIP_AFTER_MISS (a slow server, or
-// one in the same thread, which cannot answer while this one polls); a
-// quick answer (hit: one a poll took, or as quick as one) starts the count
+// one in the same thread, which cannot answer while this one polls); an
+// answer a poll took (a hit, counted by the waiting transport, for which
+// a miss costs a fiber switch and a turn of the loop) starts the count
 // over (a quick server that was late once, as for a connection it had to
 // accept first).
 export const POLL_MS = 0.25;
@@ -37,7 +38,7 @@ class PollPolicy {
   answered(ms) {
     this.lastWait = ms;
   }
-  /** The answer came within a poll (or as quickly): the server is quick. */
+  /** The answer came within a poll: the server is quick. */
   hit() {
     this.misses = 0;
   }
