@@ -11,7 +11,10 @@ SRC=(src/buf.c src/rstring.c src/casemap.c src/header.c src/form.c src/uri.c src
 for f in src/*.c; do
   case " ${SRC[*]} " in *" $f "*) ;; *) SRC+=("$f");; esac
 done
-CFLAGS=(-std=c11 -O2 -Wall -Wextra -Werror -fno-exceptions -ffile-prefix-map="$PWD"=.)
+# bulk memory: memcpy/memmove/memset are single instructions (memory.copy,
+# memory.fill) instead of loops in the module (every current engine has them)
+CFLAGS=(-std=c11 -O2 -mbulk-memory -Wall -Wextra -Werror -fno-exceptions -ffile-prefix-map="$PWD"=.)
+WASM_OPT=(-O2 --enable-bulk-memory --strip-debug --strip-producers --strip-target-features)
 EXPORTS=(nh_alloc nh_free nh_ctx_new nh_ctx_free nh_ctx_input nh_ctx_trim)
 for e in $(grep -ho 'EXPORT(nh_wasm_[a-z_0-9]*)' src/*.c | sed 's/EXPORT(\(.*\))/\1/' | sort -u); do EXPORTS+=("$e"); done
 mkdir -p wasm build
@@ -19,11 +22,13 @@ mkdir -p wasm build
 node tools/gen-schema.mjs
 
 if [ "$what" = all ] || [ "$what" = clang ]; then
+  # (not --strip-all: clang runs wasm-opt after linking when it finds it,
+  # which must see the target-features section; the last wasm-opt strips)
   clang --target=wasm32-wasi "${CFLAGS[@]}" -mexec-model=reactor \
-    -Wl,--strip-all -Wl,--gc-sections -Wl,-z,stack-size=131072 -Wl,--stack-first \
+    -Wl,--gc-sections -Wl,-z,stack-size=131072 -Wl,--stack-first \
     -o build/nethttp.clang.wasm "${SRC[@]}"
   if command -v wasm-opt >/dev/null; then
-    wasm-opt -O2 --strip-debug --strip-producers build/nethttp.clang.wasm -o wasm/nethttp.wasm
+    wasm-opt "${WASM_OPT[@]}" build/nethttp.clang.wasm -o wasm/nethttp.wasm
   else
     cp build/nethttp.clang.wasm wasm/nethttp.wasm
   fi
@@ -37,7 +42,7 @@ if [ "$what" = all ] || [ "$what" = emcc ]; then
   # Growing memory makes dlmalloc call an imported notification hook whose
   # only job is to tell JS glue (which we do not use) that views went stale;
   # removing it leaves a module with no imports.
-  wasm-opt -O2 --remove-imports --strip-debug --strip-producers build/nethttp.emcc.wasm -o wasm/nethttp.emcc.wasm
+  wasm-opt "${WASM_OPT[@]}" --remove-imports build/nethttp.emcc.wasm -o wasm/nethttp.emcc.wasm
 fi
 
 node tools/embed-wasm.mjs

@@ -231,7 +231,10 @@ export class Response {
   readonly headers: Record<string, string[]>;
   /** Whether MRI read a body. */
   readonly hasBody: boolean;
-  /** The body, or null where MRI's body is nil; undefined on responses streamed by ResponseParser. */
+  /**
+   * The body, or null where MRI's body is nil; undefined on responses streamed by ResponseParser.
+   * A body of up to 4 KiB shares its ArrayBuffer with other bodies (slice() gives its own).
+   */
   body: Uint8Array | null | undefined;
   /** The bytes after this message (parseResponse). */
   rest: Uint8Array | undefined;
@@ -258,7 +261,7 @@ export type ResponseEvent =
   | { type: 'continue'; response: Response }
   | { type: 'interim'; response: Response }
   | { type: 'head'; response: Response }
-  | { type: 'body'; data: Uint8Array }
+  | { type: 'body'; /** up to 4 KiB: shares its ArrayBuffer with other bodies */ data: Uint8Array }
   | { type: 'end'; response: Response; rest: Uint8Array };
 
 /** An incremental response parser for a connection's bytes. */

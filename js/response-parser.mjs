@@ -10,7 +10,7 @@
 // over sock = Net::BufferedIO.new(StringIO.new(bytes)): Ruby 4.0 (net-http
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
-import { EMPTY, Response, keepBlock, rd32 } from './response.mjs';
+import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
 import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
 
 const encoder = new TextEncoder();
@@ -159,7 +159,7 @@ function readEvents(c, onHead, pieces) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      onHead(t, keepBlock(u8, p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n), pieces.length);
       p += 4 + n;
     }
   }
@@ -187,12 +187,14 @@ function concat(a, b) {
   return out;
 }
 
-// Body pieces [address, length, ...] from `from` to `to` as one new array.
-// Pieces of one message lie in one buffer (the input, or the decoded data),
-// in order; the ones in the input are compacted in place (the bytes between
-// them are chunk framing this call has consumed) and copied out once.
-function gather(u8, pieces, from, to) {
-  if (to - from === 2) return u8.slice(pieces[from], pieces[from] + pieces[from + 1]);
+// Body pieces [address, length, ...] from `from` to `to` as one new array
+// (a small one in the bodies' slab, keepBody). Pieces of one message lie in
+// one buffer (the input, or the decoded data), in order; the ones in the
+// input are compacted in place (the bytes between them are chunk framing
+// this call has consumed) and copied out once.
+function gather(c, pieces, from, to) {
+  const u8 = c.u8;
+  if (to - from === 2) return keepBody(c.buffer, pieces[from], pieces[from] + pieces[from + 1]);
   const start = pieces[from];
   let ordered = !pieces.mixed;
   for (let i = from + 2; ordered && i < to; i += 2) ordered = pieces[i] >= pieces[i - 2] + pieces[i - 1];
@@ -204,7 +206,7 @@ function gather(u8, pieces, from, to) {
       if (src !== dst) u8.copyWithin(dst, src, src + len);
       dst += len;
     }
-    return u8.slice(start, dst);
+    return keepBody(c.buffer, start, dst);
   }
   let total = 0;
   for (let i = from; i < to; i += 2) total += pieces[i + 1];
@@ -289,7 +291,7 @@ function parseWith(c, bytes, options) {
       p += 4;
     } else {
       const n = rd32(u8, p);
-      const block = keepBlock(u8, p + 4, p + 4 + n);
+      const block = keepBlock(c.buffer, p + 4, p + 4 + n);
       p += 4 + n;
       if (t === EV_INTERIM) {
         const res = new Response(block, null, undefined);
@@ -311,8 +313,8 @@ function parseWith(c, bytes, options) {
   let body = null;
   if (hasBody) {
     if (first < 0) body = new Uint8Array(0);
-    else if (pieces === null) body = u8.slice(first, first + firstLen);
-    else body = gather(u8, pieces, 0, pieces.length);
+    else if (pieces === null) body = keepBody(c.buffer, first, first + firstLen);
+    else body = gather(c, pieces, 0, pieces.length);
   }
   const restStart = end - c.inPtr - CONFIG_LEN;
   const res = new Response(head, body, restStart < data.length ? data.slice(restStart) : EMPTY);
@@ -438,7 +440,7 @@ export class ResponseParser {
     const events = [];
     const pieces = [];
     const flush = (at) => {
-      if (at > 0) events.push({ type: 'body', data: gather(c.u8, pieces, 0, at) });
+      if (at > 0) events.push({ type: 'body', data: gather(c, pieces, 0, at) });
       pieces.length = 0;
     };
     const end = readEvents(
@@ -460,7 +462,7 @@ export class ResponseParser {
     if (pieces.length && !pieces.mixed && pieces.src === 0) this._plain = true;
     flush(pieces.length);
     if (end >= 0) {
-      const rest = c.u8.slice(end, c.inPtr + data.length);
+      const rest = end < c.inPtr + data.length ? c.u8.slice(end, c.inPtr + data.length) : EMPTY;
       this._done = true;
       this._pending = rest.length ? rest : null;
       events.push({ type: 'end', response: this._response, rest });

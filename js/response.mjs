@@ -6,7 +6,7 @@
 import { NetHttpError } from './errors.mjs';
 import { decodeUtf8, getDefaultCodec } from './core.mjs';
 import { headerReaders } from './header-helpers.mjs';
-import { HEAD_ASCII, HEAD_ASCII_BLOCK, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION, HQ_EACH_CAPITALIZED } from './schema.mjs';
+import { COMMON_NAMES, HEAD_ASCII, HEAD_ASCII_BLOCK, HEAD_BODY, HEAD_MESSAGE, HEAD_VERSION, HQ_EACH_CAPITALIZED } from './schema.mjs';
 
 export const EMPTY = new Uint8Array(0);
 
@@ -19,53 +19,53 @@ export function rd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
 }
 
-// Head blocks are private to their Response and never written: small ones
-// are kept in a shared slab, as one ArrayBuffer per response costs more
-// than parsing it.
-const SLAB = 16384;
-const SLAB_MAX = 1024;
-let slab = null;
-let slabAt = SLAB;
-
-/** A copy of u8[start, end) for a Response's head block. */
-export function keepBlock(u8, start, end) {
-  const n = end - start;
-  if (n > SLAB_MAX) return u8.slice(start, end);
-  if (slabAt + n > SLAB) {
-    slab = new Uint8Array(SLAB);
-    slabAt = 0;
+// Small copies out of WebAssembly memory share an ArrayBuffer (a slab), as
+// small Buffers share Node's pool: allocating an ArrayBuffer per response
+// costs more than parsing it.
+class Slabs {
+  constructor(size, max) {
+    this.size = size;
+    this.max = max;
+    this.slab = null;
+    this.buffer = null;
+    this.at = size;
   }
-  const at = slabAt;
-  slab.set(u8.subarray(start, end), at);
-  slabAt = at + n;
-  return slab.subarray(at, at + n);
+
+  /** A copy of bytes [start, end) of `buffer` (WebAssembly memory's). */
+  copy(buffer, start, end) {
+    // views made with the constructor, of buffers at hand (subarray() and
+    // the buffer getter of a view of WebAssembly memory cost several times
+    // as much)
+    const n = end - start;
+    const src = new Uint8Array(buffer, start, n);
+    if (n > this.max) return src.slice();
+    let at = this.at;
+    if (at + n > this.size) {
+      this.slab = new Uint8Array(this.size);
+      this.buffer = this.slab.buffer;
+      at = 0;
+    }
+    this.slab.set(src, at);
+    this.at = at + n;
+    return new Uint8Array(this.buffer, at, n);
+  }
 }
 
-// Field names seen in most responses, as constants: a name whose bytes are
-// one of these is used as it is instead of being cut from the block (V8
-// keeps these strings internalized, so they make cheap property keys).
-const COMMON_NAMES = [
-  'accept-ranges', 'access-control-allow-origin', 'age', 'alt-svc', 'cache-control', 'connection',
-  'content-disposition', 'content-encoding', 'content-language', 'content-length', 'content-range',
-  'content-security-policy', 'content-type', 'date', 'etag', 'expires', 'keep-alive', 'last-modified',
-  'link', 'location', 'pragma', 'referrer-policy', 'retry-after', 'server', 'set-cookie',
-  'strict-transport-security', 'transfer-encoding', 'vary', 'via', 'www-authenticate',
-  'x-content-type-options', 'x-frame-options', 'x-powered-by', 'x-request-id', 'x-xss-protection',
-];
-const NAMES_BY_LENGTH = [];
-for (const name of COMMON_NAMES) (NAMES_BY_LENGTH[name.length] ||= []).push(name);
+// Head blocks are private to their Response and never written.
+const heads = new Slabs(16384, 1024);
+// A small body shares its ArrayBuffer with other responses' bodies (only);
+// body.buffer is then not the body's alone (copy it with slice() before
+// transferring it).
+const bodies = new Slabs(16384, 4096);
 
-/** The common name whose bytes are u8[a, b), or null. */
-function commonName(u8, a, b) {
-  const list = NAMES_BY_LENGTH[b - a];
-  if (list === undefined) return null;
-  for (let k = 0; k < list.length; k++) {
-    const name = list[k];
-    let i = 0;
-    while (i < name.length && u8[a + i] === name.charCodeAt(i)) i++;
-    if (i === name.length) return name;
-  }
-  return null;
+/** A copy of bytes [start, end) of `buffer` for a Response's head block. */
+export function keepBlock(buffer, start, end) {
+  return heads.copy(buffer, start, end);
+}
+
+/** A copy of bytes [start, end) of `buffer` for a body. */
+export function keepBody(buffer, start, end) {
+  return bodies.copy(buffer, start, end);
 }
 
 /**
@@ -152,9 +152,11 @@ export class Response {
     return this._text !== null ? this._text.slice(a, b) : decodeUtf8(this._head, a, b);
   }
 
-  _name(a, b) {
-    const name = commonName(this._head, a, b);
-    return name !== null ? name : this._str(a, b);
+  // A field's name: a common name (its id before its length) is a constant
+  // (V8 keeps these strings internalized, so they make cheap property keys).
+  _name(at) {
+    const id = this._head[at];
+    return id !== 0 ? COMMON_NAMES[id] : this._str(at + 5, at + 5 + rd32(this._head, at + 1));
   }
 
   /** The reason phrase's exact bytes (MRI's message is a binary string), or null. */
@@ -167,6 +169,7 @@ export class Response {
   // The field table, read once from the head block: per field i,
   // t[4i] name start, t[4i+1] name end, t[4i+2] first value's index in v,
   // t[4i+3] number of values; v holds [start, end] pairs of value bytes.
+  // (A name starts 5 bytes after its field: u8 id, u32 length.)
   _table() {
     if (this._fields) return this._fields;
     const u8 = this._head;
@@ -176,8 +179,8 @@ export class Response {
     const t = new Array(4 * n);
     const v = [];
     for (let i = 0; i < n; i++) {
-      const nl = rd32(u8, p);
-      const ns = p + 4;
+      const nl = rd32(u8, p + 1);
+      const ns = p + 5;
       p = ns + nl;
       const m = rd32(u8, p);
       p += 4;
@@ -200,7 +203,7 @@ export class Response {
     if (this._names) return this._names;
     const t = this._table();
     const names = new Array(t.length >> 2);
-    for (let i = 0; i < names.length; i++) names[i] = this._name(t[4 * i], t[4 * i + 1]);
+    for (let i = 0; i < names.length; i++) names[i] = this._name(t[4 * i] - 5);
     this._names = names;
     return names;
   }
@@ -316,9 +319,8 @@ function readHeaders(res) {
   const n = rd32(u8, p);
   p += 4;
   for (let i = 0; i < n; i++) {
-    const nl = rd32(u8, p);
-    const name = res._name(p + 4, p + 4 + nl);
-    p += 4 + nl;
+    const name = res._name(p);
+    p += 5 + rd32(u8, p + 1);
     const vals = new Array(rd32(u8, p));
     p += 4;
     for (let k = 0; k < vals.length; k++) {

@@ -77,7 +77,7 @@ export const HEAD_ASCII = 8;
 export const HEAD_INFLATE = 16;
 /** Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
 export const HEAD_DROP_ENCODING = 32;
-/** every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
+/** every byte of the block after this one is below 0x80 (its lengths and name ids too): it reads as one UTF-8 text */
 export const HEAD_ASCII_BLOCK = 64;
 /** read_new again while the response is a 1xx */
 export const CFG_SKIP_INTERIM = 1;
@@ -99,5 +99,7 @@ export const ONESHOT_MAX_INFLATED = 268435456;
 export const DECODE_SLICE = 4096;
 /** Ruby exception class names by error class. */
 export const CLASS_NAMES = Object.freeze([null,"ArgumentError","URI::InvalidURIError","IndexError","Net::HTTPBadResponse","Net::HTTPHeaderSyntaxError","EOFError","Zlib::DataError","Zlib::BufError","NetHttpWasm::LimitError","NoMemoryError","Encoding::CompatibilityError","TypeError","RuntimeError","URI::InvalidComponentError","Zlib::NeedDict","NoMethodError"]);
+/** Common field names by their id in a head block (0: another name). */
+export const COMMON_NAMES = Object.freeze([null,"accept-ranges","access-control-allow-origin","age","alt-svc","cache-control","connection","content-disposition","content-encoding","content-language","content-length","content-range","content-security-policy","content-type","date","etag","expires","keep-alive","last-modified","link","location","pragma","referrer-policy","retry-after","server","set-cookie","strict-transport-security","transfer-encoding","vary","via","www-authenticate","x-content-type-options","x-frame-options","x-powered-by","x-request-id","x-xss-protection"]);
 /** Profile ids by option string. */
 export const PROFILES = Object.freeze(Object.assign(Object.create(null), {"4.0":0,"3.4":1}));

@@ -89,8 +89,22 @@ export const headFlags = {
   HEAD_ASCII: [8, 'every string byte of the block is below 0x80'],
   HEAD_INFLATE: [16, 'Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary'],
   HEAD_DROP_ENCODING: [32, 'Net::HTTPResponse#inflater only deletes content-encoding (none, identity)'],
-  HEAD_ASCII_BLOCK: [64, 'every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text'],
+  HEAD_ASCII_BLOCK: [64, 'every byte of the block after this one is below 0x80 (its lengths and name ids too): it reads as one UTF-8 text'],
 };
+
+/**
+ * Field names most responses carry. A head block gives each field the id of
+ * its name here (index + 1; 0: another name), so that readers can use
+ * constant strings instead of decoding names.
+ */
+export const commonNames = [
+  'accept-ranges', 'access-control-allow-origin', 'age', 'alt-svc', 'cache-control', 'connection',
+  'content-disposition', 'content-encoding', 'content-language', 'content-length', 'content-range',
+  'content-security-policy', 'content-type', 'date', 'etag', 'expires', 'keep-alive', 'last-modified',
+  'link', 'location', 'pragma', 'referrer-policy', 'retry-after', 'server', 'set-cookie',
+  'strict-transport-security', 'transfer-encoding', 'vary', 'via', 'www-authenticate',
+  'x-content-type-options', 'x-frame-options', 'x-powered-by', 'x-request-id', 'x-xss-protection',
+];
 
 /** Flags byte of the response-parser config record. */
 export const configFlags = {

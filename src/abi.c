@@ -20,7 +20,8 @@
  *                 one-shot parse, unchanged for a reset)
  *   response events (nh_wasm_resp_feed, nh_wasm_resp_parse): u32 address of
  *                 the input bytes, u32 address of the parser's decoded data,
- *                 then the events of nh_resp_feed (NH_EV_*) and a 0 byte
+ *                 then the events of nh_resp_feed (NH_EV_*; body events that
+ *                 follow each other merged into one) and a 0 byte
  * Text results come as a table: u32 n, n x u32 UTF-16 length, then the UTF-8
  * text of all n strings, so the JS side decodes once and slices. */
 #include <stdlib.h>
@@ -367,13 +368,56 @@ EXPORT(nh_wasm_resp_free) int nh_wasm_resp_free(nh_ctx *c, size_t len, nh_resp *
     return NH_OK;
 }
 
-static int run(nh_ctx *c, nh_resp *p, const uint8_t *bytes, size_t n, int eof)
+static uint32_t get32(const uint8_t *q)
+{
+    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+static void set32(uint8_t *q, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        q[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Body events that follow each other become one, so that JS copies a body
+ * out in one piece: a piece of the input is moved down to the end of the
+ * one before it, over the chunk framing between them (the input buffer is
+ * ours, and that part of it is consumed); pieces of the decoded data are
+ * merged where they touch.  The events from ev->data + at on are rewritten. */
+static void merge_body_events(nh_buf *ev, size_t at, uint8_t *in)
+{
+    uint8_t *e = ev->data;
+    size_t r = at, w = at, last = SIZE_MAX; /* last: the body event just written */
+    while (r < ev->len) {
+        uint8_t t = e[r];
+        size_t size = t == NH_EV_BODY ? 10 : t == NH_EV_END ? 5 : 5 + get32(e + r + 1);
+        if (t == NH_EV_BODY && last != SIZE_MAX && e[last + 1] == e[r + 1]) {
+            uint32_t lo = get32(e + last + 2), ll = get32(e + last + 6);
+            uint32_t o = get32(e + r + 2), l = get32(e + r + 6);
+            if (e[r + 1] == 0 && o != lo + ll)
+                memmove(in + lo + ll, in + o, l);
+            if (e[r + 1] == 0 || o == lo + ll) {
+                set32(e + last + 6, ll + l);
+                r += size;
+                continue;
+            }
+        }
+        if (w != r)
+            memmove(e + w, e + r, size);
+        last = t == NH_EV_BODY ? w : SIZE_MAX;
+        w += size;
+        r += size;
+    }
+    ev->len = w;
+}
+
+static int run(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof)
 {
     if (nh_put_u32(&c->out, 0) || nh_put_u32(&c->out, 0))
         return NH_NOMEM;
     int rc = nh_resp_feed(p, bytes, n, eof, &c->out, &c->out, &c->err);
     if (rc)
         return rc;
+    merge_body_events(&c->out, 8, bytes);
     if (nh_buf_putc(&c->out, 0))
         return NH_NOMEM;
     uint32_t a = (uint32_t)(uintptr_t)bytes, d = (uint32_t)(uintptr_t)nh_resp_data(p);

@@ -158,8 +158,9 @@ void nh_resp_reset(nh_resp *p, const nh_resp_config *cfg);
  *                  changed the fields (content-encoding, content-length)
  *   NH_EV_END      u32 off: the message ended; `in` + off.. is the next one
  * (NH_EV_*, schema.h).  Head block: u8 flags (NH_HEAD_*), str class
- * name, str version, str code, str message, u32 nfields, nfields x (str
- * downcased name, u32 nvalues, nvalues x str); str = u32 length + bytes. */
+ * name, str version, str code, str message, u32 nfields, nfields x (u8
+ * name id (NH_COMMON_NAMES), str downcased name, u32 nvalues, nvalues x
+ * str); str = u32 length + bytes. */
 
 /* Consumes in[0..n) (eof: the stream ends after these bytes).  Returns NH_OK
  * with events appended to ev, or NH_ERROR with the Ruby exception in msg and

@@ -78,6 +78,9 @@ static void head_reset(nh_resp *p)
     p->hdr.profile = p->cfg.profile;
     p->pending = 0;
     p->key.len = p->val.len = 0;
+    p->vp = NULL;
+    p->vn = 0;
+    p->v_kept = 0;
     p->nlines = 0;
     p->coding = 0;
 }
@@ -160,13 +163,26 @@ int resp_joined(nh_resp *p, long fi)
     return nh_headers_join(&p->hdr, fi, &p->tmp);
 }
 
+/* The pending value copied into p->val (its line is about to go away). */
+static int keep_value(nh_resp *p)
+{
+    if (p->v_kept)
+        return NH_OK;
+    p->val.len = 0;
+    if (nh_buf_append(&p->val, p->vp, p->vn))
+        return NH_NOMEM;
+    p->vp = p->val.data;
+    p->v_kept = 1;
+    return NH_OK;
+}
+
 /* add_field(key, val) for the field read last. */
 static int add_field(feed *f)
 {
     nh_resp *p = f->p;
     p->pending = 0;
     /* a value never holds "\n" (lines end there), "\r" it can */
-    if (p->val.len && nh_find_byte(p->val.data, p->val.len, '\r'))
+    if (p->vn && nh_find_byte(p->vp, p->vn, '\r'))
         return resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
     if (++p->nlines > p->cfg.max_fields) {
         f->msg->len = 0;
@@ -180,7 +196,7 @@ static int add_field(feed *f)
     long fi = nh_headers_find(&p->hdr, p->key.data, p->key.len);
     if (fi < 0 && (fi = nh_headers_add(&p->hdr, p->key.data, p->key.len)) < 0)
         return NH_NOMEM;
-    return nh_headers_push(&p->hdr, fi, p->val.len ? p->val.data : (const uint8_t *)"", p->val.len);
+    return nh_headers_push(&p->hdr, fi, p->vn ? p->vp : (const uint8_t *)"", p->vn);
 }
 
 /* ---- lines ---- */
@@ -317,9 +333,11 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
     size_t a, b;
     nh_strip(s, n, &a, &b);
     if ((s[0] == ' ' || s[0] == '\t') && p->pending) {
-        if (p->val.len && nh_buf_putc(&p->val, ' '))
+        if (keep_value(p) || (p->val.len && nh_buf_putc(&p->val, ' ')) || nh_buf_append(&p->val, s + a, b - a))
             return NH_NOMEM;
-        return nh_buf_append(&p->val, s + a, b - a);
+        p->vp = p->val.data;
+        p->vn = p->val.len;
+        return NH_OK;
     }
     if (p->pending) {
         int rc = add_field(f);
@@ -334,11 +352,17 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
         k--;
     while (v < b && is_space(s[v]))
         v++;
-    p->key.len = p->val.len = 0;
-    if (nh_ascii_downcase(&p->key, s + a, k - a) || nh_buf_append(&p->val, s + v, b - v))
+    p->key.len = 0;
+    if (nh_ascii_downcase(&p->key, s + a, k - a))
         return NH_NOMEM;
+    /* the value is read where it is, and copied only when its line goes
+     * away first: a line kept in p->line (the next one reuses it), or the
+     * input when this call ends (nh_resp_feed) */
+    p->vp = s + v;
+    p->vn = b - v;
+    p->v_kept = 0;
     p->pending = 1;
-    return NH_OK;
+    return s == p->line.data ? keep_value(p) : NH_OK;
 }
 
 /* ---- framing ---- */
@@ -812,6 +836,8 @@ int nh_resp_feed(nh_resp *p, const uint8_t *in, size_t n, int eof, nh_buf *ev, n
         if (rc)
             return remember(p, rc, msg, err);
     }
+    if (p->pending && keep_value(p))
+        return remember(p, NH_NOMEM, msg, err);
     p->base += f.i;
     return NH_OK;
 }

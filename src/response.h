@@ -46,8 +46,12 @@ struct nh_resp {
     const code_class *cls;
     /* header fields */
     nh_headers hdr;
-    int pending;          /* key/val read but not yet added */
-    nh_buf key, val;      /* key downcased as read */
+    int pending;          /* key/value read but not yet added */
+    nh_buf key;           /* its key, downcased as read */
+    const uint8_t *vp;    /* its value: a view of this call's input, */
+    size_t vn;
+    int v_kept;           /* ... or (1) of val, where it outlives the input */
+    nh_buf val;
     uint64_t nlines;
     int body_exist;
     int changed;          /* decoding changed the fields */

@@ -34,6 +34,16 @@ static size_t r32(const uint8_t *q)
 {
     return (size_t)q[0] | (size_t)q[1] << 8 | (size_t)q[2] << 16 | (size_t)q[3] << 24;
 }
+/* A field name's id: its index + 1 in the common names (schema.h), or 0. */
+static uint8_t name_id(const uint8_t *s, size_t n)
+{
+    static const char names[][32] = {NH_COMMON_NAMES};
+    static const uint8_t slots[] = {NH_NAME_SLOTS};
+    if (n == 0 || n >= sizeof names[0])
+        return 0;
+    uint8_t id = slots[NH_NAME_HASH(s, n)];
+    return id && names[id - 1][n] == 0 && memcmp(names[id - 1], s, n) == 0 ? id : 0;
+}
 /* Hints for the JS side, from the block's bytes after its flags:
  * NH_HEAD_ASCII_BLOCK when all of them are ASCII, else NH_HEAD_ASCII when
  * the strings' bytes are. */
@@ -48,6 +58,7 @@ static int ascii_flags(const uint8_t *b, const uint8_t *end)
     size_t nf = r32(b);
     b += 4;
     for (size_t fi = 0; fi < nf; fi++) {
+        b++; /* the name id */
         any |= or_bytes(b + 4, r32(b));
         b += 4 + r32(b);
         size_t nv = r32(b);
@@ -69,7 +80,7 @@ int resp_put_head(feed *f, int type)
         const nh_field *fl = &h->fields[fi];
         if (!fl->live)
             continue;
-        size += 8 + fl->name_len;
+        size += 9 + fl->name_len;
         for (uint32_t v = fl->head; v != NH_NIL; v = h->vals[v].next)
             size += 4 + h->vals[v].len;
     }
@@ -88,6 +99,7 @@ int resp_put_head(feed *f, int type)
         const nh_field *fl = &h->fields[fi];
         if (!fl->live)
             continue;
+        *q++ = name_id(h->bytes.data + fl->name_off, fl->name_len);
         q = wstr(q, h->bytes.data + fl->name_off, fl->name_len);
         q = w32(q, fl->nvals);
         for (uint32_t v = fl->head; v != NH_NIL; v = h->vals[v].next)

@@ -76,7 +76,7 @@ typedef enum nh_error_class {
 #define NH_HEAD_ASCII 8 /* every string byte of the block is below 0x80 */
 #define NH_HEAD_INFLATE 16 /* Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary */
 #define NH_HEAD_DROP_ENCODING 32 /* Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
-#define NH_HEAD_ASCII_BLOCK 64 /* every byte of the block after this one is below 0x80 (its lengths too): it reads as one UTF-8 text */
+#define NH_HEAD_ASCII_BLOCK 64 /* every byte of the block after this one is below 0x80 (its lengths and name ids too): it reads as one UTF-8 text */
 
 /* Response parser config record flags. */
 #define NH_CFG_SKIP_INTERIM 1 /* read_new again while the response is a 1xx */
@@ -90,5 +90,11 @@ typedef enum nh_error_class {
 #define NH_INIT_VALUE_MAX 65536 /* initialize_http_header: longest value */
 #define NH_ONESHOT_MAX_INFLATED 268435456 /* parseResponse: default bound of the decoded body */
 #define NH_DECODE_SLICE 4096 /* ResponseParser feeds compressed input in slices of this size */
+
+/* Common field names (a head block's name ids: index + 1), as an initializer. */
+#define NH_COMMON_NAMES "accept-ranges", "access-control-allow-origin", "age", "alt-svc", "cache-control", "connection", "content-disposition", "content-encoding", "content-language", "content-length", "content-range", "content-security-policy", "content-type", "date", "etag", "expires", "keep-alive", "last-modified", "link", "location", "pragma", "referrer-policy", "retry-after", "server", "set-cookie", "strict-transport-security", "transfer-encoding", "vary", "via", "www-authenticate", "x-content-type-options", "x-frame-options", "x-powered-by", "x-request-id", "x-xss-protection"
+/* A name's slot in NH_NAME_SLOTS (s[0, n), n > 0); the slot holds the id to check, or 0. */
+#define NH_NAME_HASH(s, n) (((s)[0] * 2u + (s)[(n) - 1] * 8u + (n)) & 127u)
+#define NH_NAME_SLOTS 0, 0, 0, 0, 0, 18, 15, 0, 17, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 10, 0, 0, 32, 25, 0, 0, 0, 34, 0, 31, 0, 0, 0, 0, 0, 0, 12, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 27, 0, 5, 19, 0, 0, 0, 28, 0, 0, 22, 0, 0, 0, 0, 6, 0, 0, 0, 33, 0, 0, 26, 0, 7, 0, 0, 0, 2, 0, 0, 20, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0, 0, 1, 0, 16, 0, 0, 0, 3, 21, 0, 35, 0, 0, 0, 14, 0, 0, 29, 0, 0, 13, 11, 24, 0, 9, 23
 
 #endif

@@ -24,6 +24,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { builds } from './support/builds.mjs';
 import { bindResponse } from '../js/response-parser.mjs';
 import { NetHttpError } from '../js/errors.mjs';
+import { COMMON_NAMES } from '../js/schema.mjs';
 import {
   loadResponseCases,
   oursOneShot,
@@ -302,6 +303,33 @@ for (const { name, api } of apis) {
       assert.equal(T(api.parseResponse(ab).body), 'ab');
       assert.equal(T(api.parseResponse(Buffer.from('HTTP/1.1 200 OK\r\n\r\nxy')).body), 'xy');
       assert.throws(() => api.parseResponse(42), TypeError);
+    });
+
+    test('common field names (tagged by the module) read as themselves; names that differ from one in a byte do not', () => {
+      const names = COMMON_NAMES.slice(1);
+      // (the last: the same length, first and last bytes, the same hash slot)
+      const near = names.flatMap((n) => [n.slice(0, -1), `${n}s`, `${n.slice(0, -1)}${n.at(-1) === 'x' ? 'y' : 'x'}`, `x${n.slice(1)}`, `${n[0]}${'x'.repeat(n.length - 2)}${n.at(-1)}`]);
+      const all = [...new Set([...names, ...near])].filter((n) => n !== 'content-length');
+      const lines = all.map((n, i) => `${i % 2 ? n.toUpperCase() : n}: v${i}\r\n`).join('');
+      const r = api.parseResponse(L(`HTTP/1.1 200 OK\r\n${lines}Content-Length: 0\r\n\r\n`));
+      const keys = [...all, 'content-length'];
+      assert.deepEqual(r.headerEntries().map((e) => e[0]), keys);
+      assert.deepEqual(r.rawHeaderEntries().map((e) => T(e[0])), keys);
+      all.forEach((n, i) => assert.deepEqual(r.headers[n], [`v${i}`], n));
+      assert.equal(r.get('X-Request-Id'), `v${all.indexOf('x-request-id')}`);
+    });
+
+    test('bodies: a chunked body comes out whole, and later parses leave earlier bodies alone', () => {
+      const chunked = (parts) => L(`HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n${parts.map((p) => `${p.length.toString(16)}\r\n${p}\r\n`).join('')}0\r\n\r\n`);
+      const first = api.parseResponse(chunked(['abc', 'defg', 'h']));
+      const bodies = [];
+      for (let i = 0; i < 100; i++) bodies.push(api.parseResponse(chunked([`${i}`.repeat(50), 'x'.repeat(i + 1), 'y'])).body);
+      assert.equal(T(first.body), 'abcdefgh');
+      bodies.forEach((b, i) => assert.equal(T(b), `${`${i}`.repeat(50)}${'x'.repeat(i + 1)}y`));
+      const big = 'z'.repeat(5000);
+      const r = api.parseResponse(chunked([big, big]));
+      assert.equal(T(r.body), big + big);
+      assert.equal(r.body.buffer.byteLength, 10000, 'a large body has its own buffer');
     });
 
     test('headers is a null-prototype object whose keys are the field names, "__proto__" included', () => {

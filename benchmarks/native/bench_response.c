@@ -26,6 +26,7 @@ static void canon_head(const uint8_t *h, size_t n)
     nh_buf_putc(result, '\n');
     uint32_t nf = nh_rd_u32(&r);
     for (uint32_t i = 0; i < nf; i++) {
+        nh_rd_u8(&r); /* name id */
         const uint8_t *k = nh_rd_str(&r, &l);
         nh_buf_append(result, k, l);
         nh_buf_append(result, ": ", 2);

@@ -63,8 +63,8 @@ function rd32(u8, p) {
 
 // The codec's head block (Response#_head in js/response.mjs): u8 flags, four
 // length-prefixed strings (class name, version, code, message), u32 field
-// count, then per field its name and u32 value count and values, all
-// length-prefixed (u32 LE). Returns [[start, end] of the 4 strings, fields as
+// count, then per field a u8 name id, its name and u32 value count and
+// values, all length-prefixed (u32 LE). Returns [[start, end] of the 4 strings, fields as
 // [nameStart, nameEnd, [valueStart, valueEnd, ...]]], or null when the block
 // is not in that shape (then the public API is used).
 function scanBlock(u8) {
@@ -82,9 +82,9 @@ function scanBlock(u8) {
   p += 4;
   const fields = [];
   for (let i = 0; i < count; i++) {
-    if (p + 4 > u8.length) return null;
-    const nl = rd32(u8, p);
-    const ns = p + 4;
+    if (p + 5 > u8.length) return null;
+    const nl = rd32(u8, p + 1);
+    const ns = p + 5;
     p = ns + nl;
     if (p + 4 > u8.length) return null;
     const m = rd32(u8, p);
