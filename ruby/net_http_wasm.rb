@@ -132,6 +132,20 @@ module NetHttpWasm
       end
     end
 
+    # call_wait for a call that a waiting transport may answer at once, with
+    # its value instead of a promise (open: a connection made at once).
+    def call_wait_or_now(name, *args)
+      return call_wait(name, *args) if @blocking
+      # where Ruby cannot wait (vm.eval), it says so before anything starts
+      if !Fiber.scheduler.is_a?(Scheduler) && (@loop.nil? || Fiber.current.equal?(@loop))
+        await(JS.global[:Promise].call(:resolve))
+      end
+      r = @bridge.call(name, *args)
+      # (the answers of these calls are never the text of a promise)
+      s = r.to_s
+      s == '[object Promise]' ? await(r) : s
+    end
+
     # Waits for a promise of the bridge's (it never rejects, and gives a
     # number or a string): as JS::Object#await, with one JS→Ruby call to
     # come back. Returns the value as a String.

@@ -209,8 +209,9 @@ export class Bridge {
 
   // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
   // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
-  // a Promise of it from a waiting transport. `local` is "host\nport" to
-  // bind the connection's end to (Net::HTTP#local_host / local_port).
+  // a Promise of it from a waiting transport (unless it could answer at
+  // once). `local` is "host\nport" to bind the connection's end to
+  // (Net::HTTP#local_host / local_port).
   open(host, port, tlsJson, timeoutMs, local) {
     const spec = {
       host: String(host),

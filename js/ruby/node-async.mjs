@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, pollPolicy, fdOf, readFd, readBurst, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead } from './node-fd.mjs';
 
 class NodeConn extends Conn {
   constructor(bridge, socket, spec) {
@@ -54,7 +54,10 @@ class NodeConn extends Conn {
     if (!this.fdReadable() || !this.polls.shouldPoll()) return;
     const start = performance.now();
     do {
-      if (readBurst(() => deliverRead(this, readFd(this.fd)), this) !== 0) return;
+      if (readBurst(() => deliverRead(this, readFd(this.fd)), this) !== 0) {
+        this.polls.hit();
+        return;
+      }
     } while (performance.now() - start < POLL_MS);
     this.polls.missed();
   }
@@ -74,6 +77,18 @@ class NodeConn extends Conn {
   write(bytes) {
     if (this.closed || this.socket.destroyed) return false;
     this.sentAt = performance.now();
+    // straight to the kernel when nothing waits in the socket's stream (as
+    // for a connection made at once, which the stream does not know is up
+    // yet); what the kernel does not take goes through the stream
+    if (this.fd >= 0 && this.unsent === 0 && !this.socket.writableLength) {
+      const [n, err] = writeFd(this.fd, bytes);
+      if (err) {
+        this.onError(...socketError(err));
+        return true;
+      }
+      if (n === bytes.length) return true;
+      bytes = bytes.subarray(n);
+    }
     // in pieces, so that a writer waiting for room sees each one go
     for (let i = 0; i < bytes.length; i += WRITE_PIECE) {
       const piece = bytes.subarray(i, i + WRITE_PIECE);
@@ -91,10 +106,14 @@ class NodeConn extends Conn {
 export function nodeAsyncTransport() {
   return {
     blocking: false,
+    // The connection, or a promise of it when it is not made at once (a
+    // plain one to an IP address on this host is: node-connect.mjs).
     open(bridge, spec) {
-      return new Promise((resolve) => {
-        connect(spec, (socket, info) => resolve(socket ? { conn: new NodeConn(bridge, socket, spec), info } : info));
+      let now = null;
+      const later = new Promise((resolve) => {
+        connect(spec, (socket, info) => resolve((now = socket ? { conn: new NodeConn(bridge, socket, spec), info } : info)));
       });
+      return now ?? later;
     },
     upgrade(bridge, conn, spec) {
       const socket = conn.detach();

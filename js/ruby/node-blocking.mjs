@@ -169,6 +169,9 @@ class BlockingIO {
     const start = performance.now();
     const poll = conn && conn.fd >= 0 && !conn.watching && conn.polls.shouldPoll() ? POLL_MS : 0;
     if (!this.idle(() => p.poll(performance.now()) !== undefined, () => p.deadline, room, conn ? [conn] : [], poll) || !ready()) return false;
+    // (hits are not counted here: on a busy machine this thread's polls
+    // delay the server more than the I/O thread's watch costs, so after a
+    // few misses each one skips SKIP_AFTER_MISS waits, see node-fd.mjs)
     if (conn && conn.polls) conn.polls.answered(performance.now() - start);
     return true;
   }
@@ -183,7 +186,9 @@ class BlockingIO {
   // the direct connections of `conns`, until done() holds (true) or the time
   // until() gives has come (false). A direct connection is polled for `poll`
   // ms, then watched by the I/O thread. `room`: the I/O thread also wakes
-  // this one with each write it reports.
+  // this one with each write it reports. (The I/O thread's answer to an
+  // open is not polled for: on a busy machine, this thread's spinning
+  // delays it more than the wake costs.)
   idle(done, until, room = false, conns = [], poll = 0) {
     const start = performance.now();
     if (room) Atomics.store(this.ctl, 1, 1);

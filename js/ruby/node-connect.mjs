@@ -7,6 +7,7 @@ import tls from 'node:tls';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf } from './errno.mjs';
+import { connectedNow } from './node-fd.mjs';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
@@ -109,7 +110,8 @@ function tlsOptions(base, settings, connectHost) {
   // name), also when it connects to ipaddr; no SNI for an IP address
   const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
   if (!isIpAddress(name)) o.servername = name;
-  if (name !== connectHost) o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
+  // (also over a tunnel's socket, whose own name is not the server's)
+  o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
   o.secureContext = secureContext(settings);
   if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   // with a verify_callback, Ruby decides (NetHttpWasm.verify_peer)
@@ -149,7 +151,23 @@ function peerChain(socket, settings, connectHost) {
  * NetHttpWasm::Socket.open). MRI times the TCP connect and the TLS handshake
  * separately; the handshake's timeout is a bare Net::OpenTimeout.
  */
-export function connect({ host, port, tls: settings, timeoutMs, localAddress, localPort, socket: over }, done) {
+export function connect(spec, done) {
+  const { host, port, tls: settings, timeoutMs, localAddress, localPort, socket: over } = spec;
+  // a socket connected at once (connectAtOnce) that its event loop has not
+  // reported yet: TLS starts once it has
+  if (over && over.connecting) {
+    const go = () => {
+      over.removeListener('close', gone);
+      connect(spec, done);
+    };
+    const gone = () => {
+      over.removeListener('connect', go);
+      done(null, 'IOError\nclosed stream');
+    };
+    over.once('connect', go);
+    over.once('close', gone);
+    return;
+  }
   let finished = false;
   let socket = null;
   let timer = null;
@@ -168,8 +186,16 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
   if (!over && localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
   if (!over && localPort) base.localPort = localPort;
   let event = 'connect';
+  // a plain connection to an IP address: connected in this call when the
+  // kernel can tell at once (see connectAtOnce)
+  const family = !settings && !over ? net.isIP(connectHost) : 0;
   try {
-    if (settings) {
+    if (family) {
+      socket = connectAtOnce(base, connectHost, family);
+      const now = connectedNow(socket);
+      if (now === true) return finish(socket, socketInfo(socket));
+      if (now) return fail(errnoOf(now) ? `errno\n${errnoOf(now)}` : `IOError\n${now.message}`);
+    } else if (settings) {
       event = 'secureConnect';
       let o;
       try {
@@ -211,8 +237,7 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
       return;
     }
     socket.removeListener('error', onError);
-    const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
-    let info = `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`;
+    let info = socketInfo(socket);
     if (settings) {
       // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64
       const cert = socket.getPeerCertificate();
@@ -221,4 +246,22 @@ export function connect({ host, port, tls: settings, timeoutMs, localAddress, lo
     }
     finish(socket, info);
   });
+}
+
+// "family\naddress\nport" of the connection's local end.
+function socketInfo(socket) {
+  const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
+  return `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`;
+}
+
+// net.connect for an IP address defers connect(2) to the next tick; given
+// a name, it looks the name up first, and a lookup that answers at once
+// has connect(2) made before net.connect returns. So the address goes in
+// as a name that our lookup answers with the address: to this host, the
+// kernel has done the handshake within connect(2), and connectedNow
+// tells (elsewhere it has not: the connection is then awaited as usual).
+const DIRECT_NAME = 'net-http-wasm.direct';
+
+function connectAtOnce(base, address, family) {
+  return net.connect({ ...base, host: DIRECT_NAME, family, lookup: (_name, _opts, cb) => cb(null, address, family) });
 }

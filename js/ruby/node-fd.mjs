@@ -8,9 +8,14 @@ import { socketError } from './node-connect.mjs';
 
 // How long a wait polls a connection before it sleeps: an answer from a
 // near, quick server comes within that. A connection whose last answer
-// took longer than SLOW_MS is not polled, nor for the next SKIP_AFTER_MISS
-// waits one whose last poll came back empty (a slow server, or one in the
-// same thread, which cannot answer while this one polls).
+// took longer than SLOW_MS is not polled; after a poll that came back
+// empty, the next waits are not polled either: 1 after one such poll, 2
+// after two in a row, and so on up to SKIP_AFTER_MISS (a slow server, or
+// one in the same thread, which cannot answer while this one polls); an
+// answer a poll took (a hit, counted by the waiting transport, for which
+// a miss costs a fiber switch and a turn of the loop) starts the count
+// over (a quick server that was late once, as for a connection it had to
+// accept first).
 export const POLL_MS = 0.25;
 const SLOW_MS = 1;
 const SKIP_AFTER_MISS = 16;
@@ -20,6 +25,7 @@ class PollPolicy {
   constructor() {
     this.lastWait = 0;
     this.skip = 0;
+    this.misses = 0; // polls in a row that came back empty
   }
   shouldPoll() {
     if (this.skip > 0) {
@@ -32,9 +38,14 @@ class PollPolicy {
   answered(ms) {
     this.lastWait = ms;
   }
+  /** The answer came within a poll: the server is quick. */
+  hit() {
+    this.misses = 0;
+  }
   /** A poll came back empty. */
   missed() {
-    this.skip = SKIP_AFTER_MISS;
+    this.skip = Math.min(2 ** this.misses, SKIP_AFTER_MISS);
+    this.misses++;
   }
 }
 
@@ -90,6 +101,31 @@ export function readFd(fd) {
   if (r === 'EAGAIN') return [0];
   if (typeof r !== 'number') return [-1, r];
   return r === 0 ? [-1] : [r, buf.subarray(0, r)];
+}
+
+const EMPTY = new Uint8Array(0);
+// what a write says of a connection whose handshake goes on (Linux:
+// EAGAIN; BSDs: ENOTCONN)
+const STILL_CONNECTING = new Set(['ENOTCONN', 'EINPROGRESS', 'EALREADY']);
+
+/**
+ * Whether a node:net socket whose connect(2) was made is connected now,
+ * before its event loop reports it: true; null when it cannot tell yet
+ * (the handshake goes on, or not a plain socket); else the error of the
+ * failed connection (ECONNREFUSED...), which the socket then no longer
+ * reports itself. A write(2) of no bytes tells, and sends nothing.
+ */
+export function connectedNow(socket) {
+  const fd = fdOf(socket);
+  if (fd < 0) return null;
+  const r = sys(() => writeSync(fd, EMPTY));
+  if (r === 0) {
+    // Node sets TCP_NODELAY once it sees the connection up: now
+    if (socket._handle.setNoDelay) socket._handle.setNoDelay(true);
+    return true;
+  }
+  if (typeof r === 'number' || r === 'EAGAIN' || STILL_CONNECTING.has(r && r.code)) return null;
+  return r;
 }
 
 /** write(2) of bytes until the kernel takes no more: [bytes taken, error or null]. */

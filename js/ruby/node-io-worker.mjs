@@ -35,6 +35,7 @@ const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
 const direct = new Map(); // socket → its lock word, for connections used directly
 const noRead = () => {};
+const ignore = () => {};
 
 // Hands the socket to the Ruby thread: Node's stream no longer starts
 // reads (its _read does nothing), and destroying it waits for the lock.
@@ -152,9 +153,11 @@ port.on('message', (m) => {
       if (socket) socket.resume();
       break;
     case 'close':
+      // (closed by the Ruby thread, which has forgotten it: no events)
       if (socket) {
         sockets.delete(m.id);
-        listeners.delete(socket);
+        unwire(socket);
+        socket.on('error', ignore);
         socket.destroy();
       }
       break;

@@ -13,7 +13,7 @@ module NetHttpWasm
       host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
-      r = NetHttpWasm.call_wait(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local).to_s
+      r = NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local).to_s
       unless r.start_with?('!')
         id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
         s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
