@@ -3,7 +3,7 @@
 // read_nonblock) or through the codec's ResponseParser, whose events become
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
-import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, H_INFLATE, BODY_DIRECT } from './constants.mjs';
+import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
 import { headRecord, fieldsRecord, sameFields } from './head.mjs';
 import { keepBody } from '../response.mjs';
 
@@ -152,7 +152,7 @@ export class Conn {
         this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
         this.pushRecord(R_HEAD, head.payload);
         // (a message that ends in this feed has its body queued already)
-        const size = events[events.length - 1].type === 'end' ? -1 : bodySize(res);
+        const size = events[events.length - 1].type === 'end' || head.inflated ? -1 : bodySize(res);
         if (size >= BODY_DIRECT) {
           this.pushRecord(R_SIZE, encoder.encode(String(size)));
           this.sizeQueued = true;
@@ -372,12 +372,12 @@ export class Conn {
   }
 }
 
-// The size of a response's body when the head tells it before the body is
-// read: its Content-Length, when there is a body, not chunked and not
-// inflated; else -1. (A hint for Ruby's buffer: the codec frames the body.)
+// The size of a body that is not inflated, when the head tells it before
+// the body is read: its Content-Length, when there is a body from the
+// codec's parser, not chunked; else -1. (A hint for Ruby's buffer: the
+// codec frames the body.)
 function bodySize(res) {
-  const block = res._head; // the codec's head block: its flags first
-  if (!res.hasBody || !(block instanceof Uint8Array) || (block[0] & H_INFLATE) !== 0) return -1;
+  if (!res.hasBody || !(res._head instanceof Uint8Array)) return -1;
   try {
     if (res.isChunked()) return -1;
     const n = res.contentLength();

@@ -107,8 +107,9 @@ function scanBlock(u8) {
 // for decode_content (H_INFLATE, H_DROP_ENCODING: the codec's head flags,
 // decided with the parser's decodeContent). fields: name \n count \n value \n ... (none of them holds a
 // "\n": the codec read them line by line).
-// Returns { payload, inflate, block } (inflate: the fields will change by
-// 'end'; block: read from the head block, not through the public API).
+// Returns { payload, inflate, inflated, block } (inflate: the fields will
+// change by 'end'; inflated: the body is inflated (H_INFLATE); block: read
+// from the head block, not through the public API).
 export function headRecord(res, decode) {
   const u8 = res._asRead || res._head;
   const scan = scanBlock(u8);
@@ -133,7 +134,7 @@ export function headRecord(res, decode) {
     b.bytes(mb == null ? EMPTY : mb);
     writeFields(b, res.rawHeaderEntries());
   }
-  return { payload: b.done(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, block: scan != null };
+  return { payload: b.done(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, inflated: (flags & H_INFLATE) !== 0, block: scan != null };
 }
 
 export function fieldsRecord(res) {
