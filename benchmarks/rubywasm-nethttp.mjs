@@ -17,11 +17,14 @@
 // Clients: native MRI (Debian's ruby, its own net/http); ruby.wasm 4.0 with
 // installNetHttp, blocking and waiting transports, codec on and off;
 // node:http (an agent with keepAlive for kept-alive scenarios, none for nc).
-// Also, for ruby.wasm, per request: bridge calls (Ruby→JS), event-loop turns
-// (fiber parks), timers armed, bytes copied across the Ruby/JS boundary,
-// time in JS (bridge, codec included), in the codec's C, waiting for the
-// network, and in Ruby (the rest); and the byte work alone (exec + read_new
-// + read_body_0, with no network) for MRI and ruby.wasm, codec on and off.
+// Also the server's CPU time per request for each client (a client that is
+// slower between its writes wakes the server more often: each wake costs it
+// CPU, on the path of the next answer). For ruby.wasm, per request: bridge
+// calls (Ruby→JS), event-loop turns (fiber parks), timers armed, bytes
+// copied across the Ruby/JS boundary, time in JS (bridge, codec included),
+// in the codec's C, waiting for the network, and in Ruby (the rest); and
+// the byte work alone (exec + read_new + read_body_0, with no network) for
+// MRI and ruby.wasm, codec on and off.
 // --against DIR: each ruby.wasm client also runs with the bridge of another
 // checkout (DIR/js/ruby/node.mjs, e.g. an older commit's `git archive`),
 // interleaved with this one's: before/after figures from one run.
@@ -151,6 +154,12 @@ function startServer() {
     child.once('message', (info) => resolve({ ...info, child }));
     child.once('exit', (code) => reject(new Error(`the server exited (${code})`)));
   });
+}
+
+// The server's CPU time so far (its own /__stats), in ms.
+async function serverCpuMs(srv) {
+  const res = await fetch(`${srv.http}/__stats`);
+  return (await res.json()).cpuMs;
 }
 
 const sizeOf = (s) => s.bytes || Number(s.path.split('/').pop());
@@ -371,8 +380,12 @@ async function main() {
     for (let pass = 0; pass < PASSES; pass++) {
       const order = pass % 2 ? [...clients].reverse() : clients;
       for (const cl of order) {
+        const cpu0 = await serverCpuMs(srv);
         const [us] = await cl.run(srv, s);
-        (results[s.id][cl.name] ||= { us: [] }).us.push(us);
+        const cpu = ((await serverCpuMs(srv)) - cpu0) * 1000 / s.n;
+        const r = (results[s.id][cl.name] ||= { us: [], serverUs: [] });
+        r.us.push(us);
+        r.serverUs.push(cpu);
       }
     }
     process.stderr.write(`${s.id} done\n`);
@@ -411,6 +424,15 @@ function report(clients, results, breakdowns, bytes) {
       json.scenarios[s.id][c.name] = { medianUs: +m.toFixed(1), runsUs: r.us.map((x) => +x.toFixed(1)) };
     }
     lines.push(`| ${s.id} (n=${s.n}) | ${row.join(' | ')} |`);
+  }
+  lines.push('');
+  lines.push("The server's CPU time per request (µs, median of the passes; its own process, all threads):");
+  lines.push('');
+  lines.push(`| scenario | ${clients.map((c) => c.name).join(' | ')} |`);
+  lines.push(`|---|${clients.map(() => '---:').join('|')}|`);
+  for (const s of SCENARIOS) {
+    lines.push(`| ${s.id} | ${clients.map((c) => median(results[s.id][c.name].serverUs).toFixed(0)).join(' | ')} |`);
+    for (const c of clients) json.scenarios[s.id][c.name].serverCpuUs = +median(results[s.id][c.name].serverUs).toFixed(1);
   }
   lines.push('');
   lines.push('Byte work per request alone (exec + read_new + read_body_0 of a GET and its 2 KiB response, no network: MRI over StringIO, ruby.wasm over a transport that answers at once), median µs (min–max):');
