@@ -211,13 +211,15 @@ export class Bridge {
   // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
   // a Promise of it from a waiting transport (unless it could answer at
   // once). `local` is "host\nport" to bind the connection's end to
-  // (Net::HTTP#local_host / local_port).
-  open(host, port, tlsJson, timeoutMs, local) {
+  // (Net::HTTP#local_host / local_port); `upgrade` true: TLS will start
+  // over the connection (starttls: HTTPS through a proxy).
+  open(host, port, tlsJson, timeoutMs, local, upgrade) {
     const spec = {
       host: String(host),
       port: Number(port),
       tls: tlsJson == null ? null : JSON.parse(String(tlsJson)),
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
+      upgrade: !!upgrade,
     };
     if (local != null) {
       const [lhost, lport] = String(local).split('\n');

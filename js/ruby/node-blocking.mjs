@@ -19,14 +19,27 @@
 // network comes within that), then asks the I/O thread to watch it and
 // sleeps: no thread hop on the way out, none on the way back when the
 // answer is quick.
+//
+// A plain connection to a loopback address is made and owned by this
+// thread (HereConn): connect(2) and close(2) happen in Ruby's calls, with
+// no thread hop at all. Its waits poll, then sleep in slices (SLICE_*
+// below), reading the fd after each: no thread can be asked to watch a
+// socket it does not own.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
-import { socketError } from './node-connect.mjs';
-import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead } from './node-fd.mjs';
+import { socketError, connectHere } from './node-connect.mjs';
+import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead, fdOf } from './node-fd.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
+
+// A wait on a HereConn that the poll did not end sleeps a slice, reads the
+// fd, and so on: a slice is half the time waited so far, within these
+// bounds (ms): an answer is seen at most half as late again as it came,
+// and 2 ms late at most, for 500 wakes a second of a long wait.
+const SLICE_MIN = 0.05;
+const SLICE_MAX = 2;
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
@@ -117,6 +130,74 @@ class WorkerConn extends Conn {
   }
 }
 
+// A plain connection to a loopback address owned by this thread
+// (connectHere): read and written on its fd; what the kernel does not take
+// of a write waits here and is written as the kernel takes it (flush: at
+// each read, and in the slices of a wait).
+class HereConn extends Conn {
+  constructor(bridge, socket, polls) {
+    super(bridge);
+    this.socket = socket;
+    this.fd = fdOf(socket);
+    this.here = true;
+    this.watching = false;
+    this.polls = polls;
+    this.queue = []; // bytes written and not yet taken by the kernel
+  }
+  write(bytes) {
+    if (this.closed || this.fd < 0) return false;
+    let data = bytes;
+    if (this.queue.length === 0) {
+      const [n, err] = writeFd(this.fd, bytes);
+      if (err) {
+        this.onError(...socketError(err));
+        return true;
+      }
+      if (n === bytes.length) return true;
+      data = bytes.subarray(n);
+    }
+    // (a copy: the caller's bytes may be a view of memory it reuses)
+    this.queue.push(data.slice());
+    this.unsent += data.length;
+    return true;
+  }
+  // Writes what waits while the kernel takes it.
+  flush() {
+    while (this.queue.length && this.fd >= 0 && !this.error) {
+      const head = this.queue[0];
+      const [n, err] = writeFd(this.fd, head);
+      if (err) {
+        this.queue = [];
+        this.onError(...socketError(err));
+        return;
+      }
+      if (n > 0) this.onFlushed(n);
+      if (n < head.length) {
+        this.queue[0] = head.subarray(n);
+        return;
+      }
+      this.queue.shift();
+    }
+  }
+  readDirect() {
+    this.flush();
+    return readBurst(() => this.readOnce(), this) !== 0;
+  }
+  readNow() {
+    this.readDirect();
+  }
+  readOnce() {
+    if (this.fd < 0 || this.eof || this.error || this.closed) return 0;
+    return deliverRead(this, readFd(this.fd));
+  }
+  watch() {}
+  destroy() {
+    this.fd = -1;
+    this.queue = [];
+    this.socket.destroy();
+  }
+}
+
 class BlockingIO {
   constructor() {
     const { port1, port2 } = new MessageChannel();
@@ -191,6 +272,7 @@ class BlockingIO {
   // delays it more than the wake costs.)
   idle(done, until, room = false, conns = [], poll = 0) {
     const start = performance.now();
+    let sliced = false; // (a HereConn's missed poll is counted once)
     if (room) Atomics.store(this.ctl, 1, 1);
     try {
       for (;;) {
@@ -202,15 +284,21 @@ class BlockingIO {
         const left = until() - now;
         if (left <= 0) return false;
         let polling = false;
+        let slice = Infinity;
         for (const c of conns) {
           if (c.fd < 0 || c.watching || c.eof || c.error) continue;
           if (now - start < poll) polling = true;
-          else {
+          else if (c.here) {
+            if (poll && !sliced) c.polls.missed();
+            slice = Math.min(SLICE_MAX, Math.max(SLICE_MIN, (now - start) / 2));
+          } else {
             if (poll) c.polls.missed();
             c.watch();
           }
         }
-        if (!polling) Atomics.wait(this.ctl, 0, tick, left);
+        if (polling) continue;
+        if (slice !== Infinity) sliced = true;
+        Atomics.wait(this.ctl, 0, tick, Math.min(left, slice));
       }
     } finally {
       if (room) Atomics.store(this.ctl, 1, 0);
@@ -218,6 +306,11 @@ class BlockingIO {
   }
 
   open(bridge, spec, old = null) {
+    if (!old && !spec.upgrade) {
+      const r = connectHere(spec);
+      if (typeof r === 'string') return r;
+      if (r) return { conn: new HereConn(bridge, r.socket, pollPolicy(spec)), info: r.info };
+    }
     const id = this.nextId++;
     if (old) {
       this.conns.delete(old.wid);

@@ -248,6 +248,39 @@ export function connect(spec, done) {
   });
 }
 
+/**
+ * A plain connection to a loopback address (127.0.0.0/8, ::1), made in
+ * this call (see connectAtOnce): { socket, info } as connect's done()
+ * gets them, or its failure text; null when the kernel has not finished
+ * the handshake within connect(2) (a server whose queue of connections to
+ * accept is full: the attempt is dropped, and the caller connects as
+ * usual). The socket is read and written on its fd by the caller: its
+ * stream never reads.
+ */
+export function connectHere(spec) {
+  const { host, port, tls: settings, localAddress, localPort } = spec;
+  const address = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const family = net.isIP(address);
+  if (settings || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
+  const base = { port, noDelay: true };
+  if (localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
+  if (localPort) base.localPort = localPort;
+  let socket;
+  try {
+    socket = connectAtOnce(base, address, family);
+  } catch (e) {
+    return `IOError\n${e && e.message}`;
+  }
+  // (errors come through the fd's system calls)
+  socket.on('error', () => {});
+  socket._read = () => {};
+  const now = connectedNow(socket);
+  if (now === true) return { socket, info: socketInfo(socket) };
+  socket.destroy();
+  if (!now) return null;
+  return errnoOf(now) ? `errno\n${errnoOf(now)}` : `IOError\n${now.message}`;
+}
+
 // "family\naddress\nport" of the connection's local end.
 function socketInfo(socket) {
   const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';

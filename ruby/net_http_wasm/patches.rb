@@ -21,10 +21,11 @@ module NetHttpWasm
 
       __nhw_debug "opening connection to #{conn_addr}:#{conn_port}..."
       # through a proxy, TLS starts after CONNECT, over the same connection
+      tunnel = use_ssl? && proxy?
       tls = use_ssl? && !proxy? ? NetHttpWasm.tls_params(self) : nil
       if SOCKET_OPEN_TIMEOUT
         begin
-          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port)
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port, upgrade: tunnel)
         rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
           raise
         rescue => e
@@ -36,7 +37,7 @@ module NetHttpWasm
         end
       else
         begin
-          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port)
+          s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port, upgrade: tunnel)
         rescue OpenSSL::SSL::SSLError, Net::OpenTimeout
           raise
         rescue => e
@@ -44,7 +45,7 @@ module NetHttpWasm
             "#{conn_addr}:#{conn_port} (#{e.message})"
         end
       end
-      __nhw_connect_tunnel(s) if use_ssl? && proxy?
+      __nhw_connect_tunnel(s) if tunnel
       NetHttpWasm.verify_peer(self, s) if use_ssl? && verify_callback
       __nhw_debug "opened"
       @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,

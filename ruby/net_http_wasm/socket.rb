@@ -7,13 +7,17 @@ module NetHttpWasm
 
     # Opens a connection (from local_host:local_port when given, as
     # TCPSocket.open's third and fourth arguments); raises what MRI's
-    # Net::HTTP#connect raises.
-    def self.open(host, port, open_timeout, tls, local_host = nil, local_port = nil)
+    # Net::HTTP#connect raises. upgrade: TLS will start over it (start_tls).
+    def self.open(host, port, open_timeout, tls, local_host = nil, local_port = nil, upgrade: false)
       # as TCPSocket.open: a host that is not a String is converted with to_str
       host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
-      r = NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local).to_s
+      r = if upgrade
+        NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, true)
+      else
+        NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)
+      end.to_s
       unless r.start_with?('!')
         id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
         s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
