@@ -23,7 +23,8 @@ const host = {
  * through host sockets, with this package's codec writing requests and
  * reading responses. Options:
  *   blocking   true: Net::HTTP blocks this thread while it waits, as it
- *              blocks a Ruby thread natively (sockets in an I/O thread):
+ *              blocks a Ruby thread natively (sockets in an I/O thread,
+ *              plain ones to loopback addresses in this thread):
  *              the fastest, and it works from vm.eval and inside any
  *              block; a server in this same thread cannot answer it.
  *              false (default): waits are promises, awaited by switching
