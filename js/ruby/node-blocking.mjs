@@ -208,8 +208,8 @@ class BlockingIO {
     const { port1, port2 } = new MessageChannel();
     this.ctl = new Int32Array(new SharedArrayBuffer(8)); // [events posted, waiting for room]
     this.port = port1;
-    this.worker = new Worker(WORKER, { workerData: { port: port2, ctl: this.ctl }, transferList: [port2] });
-    this.worker.unref();
+    this.workerPort = port2;
+    this.worker = null; // started by the first message (connections to loopback addresses need none)
     this.conns = new Map(); // I/O thread's connection id → WorkerConn
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
@@ -218,6 +218,11 @@ class BlockingIO {
   }
 
   post(msg, transfer) {
+    if (!this.worker) {
+      const port = this.workerPort;
+      this.worker = new Worker(WORKER, { workerData: { port, ctl: this.ctl }, transferList: [port] });
+      this.worker.unref();
+    }
     this.port.postMessage(msg, transfer);
   }
 
@@ -350,7 +355,9 @@ class BlockingIO {
 
   close() {
     this.port.close();
-    return this.worker.terminate();
+    if (this.worker) return this.worker.terminate();
+    this.workerPort.close();
+    return Promise.resolve();
   }
 }
 
