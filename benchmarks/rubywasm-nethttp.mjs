@@ -266,7 +266,7 @@ async function breakdown(client, srv, s) {
     restore.push(() => (obj[name] = orig));
   };
   let depth = 0;
-  for (const m of ['open', 'send', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
+  for (const m of ['open', 'send', 'request', 'bind', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
     if (typeof bridge[m] !== 'function') continue; // (an older bridge: --against)
     wrap(bridge, m, (orig) => function (...a) {
       c.calls++;
@@ -276,6 +276,7 @@ async function breakdown(client, srv, s) {
       try {
         const r = orig.apply(this, a);
         if (m === 'send') c.copied += a[2] + a[4];
+        if (m === 'request') c.copied += a[1] + (a[3] || 0) + Math.max(r, 0);
         if (m === 'recv' || m === 'recvNow' || m === 'body' || m === 'bodyNow' || m === 'readNow') {
           if (typeof r === 'number') c.copied += Math.max(r, 0);
           else r.then((v) => (c.copied += Math.max(v, 0)));

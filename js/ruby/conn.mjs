@@ -45,6 +45,11 @@ export class Conn {
     // bridge call waits for them (Bridge#body): { at, end } addresses
     this.sink = null;
     this.sizeQueued = false; // an R_SIZE record waits for Ruby (holdReads)
+    this.options = null; // the current message's parser options
+    // Ruby's buffers (Bridge#bind): where records go, and request records come from
+    this.rbuf = 0;
+    this.rcap = 0;
+    this.hbuf = 0;
   }
 
   // -- from the transport --
@@ -211,8 +216,10 @@ export class Conn {
     if (!this.parser) this.parser = this.bridge.takeParser(options);
     else {
       this.parser.takePending();
-      this.parser.reset(options);
+      // (the same options: the parser keeps its configuration)
+      this.parser.reset(options === this.options ? undefined : options);
     }
+    this.options = options;
     this.records.length = 0;
     this.recordBytes = 0;
     this.sizeQueued = false;

@@ -9,6 +9,8 @@ module NetHttpWasm
       @id = io.id
       @buf = "\0".b * BUF_MIN
       @buf_addr = NetHttpWasm.addr(@buf)
+      @hdr_buf = nil
+      @bound = false
       @grow = false
       @rec_pos = 0
       @rec_end = 0
@@ -30,36 +32,36 @@ module NetHttpWasm
       @codec_msg = false
     end
 
-    # Writes a request serialized by the codec (hdr: see Bridge#send, js/ruby/bridge.mjs).
+    # Writes a request serialized by the codec (hdr: see Bridge#request,
+    # js/ruby/bridge.mjs); the response's first records come back with it
+    # when they are there already.
     def codec_send(hdr, body)
       @rec_pos = @rec_end = 0
-      # an ASCII record goes through a buffer whose address is known (taking
-      # a String's address costs more than copying it there)
+      bind unless @bound
+      # an ASCII record goes through the bound buffer (taking a String's
+      # address costs more than copying it there)
       n = hdr.bytesize
-      if n <= HDR_BUF && hdr.ascii_only?
-        unless @hdr_buf
-          @hdr_buf = "\0".b * HDR_BUF
-          @hdr_addr = NetHttpWasm.addr(@hdr_buf)
-        end
+      rc = if n <= HDR_BUF && hdr.ascii_only?
         @hdr_buf.bytesplice(0, n, hdr)
-        at = @hdr_addr
+        body ? @bridge.call(:request, @id, n, NetHttpWasm.addr(body), body.bytesize) : @bridge.call(:request, @id, n)
       else
-        at = NetHttpWasm.addr(hdr)
-      end
-      rc = if body
-        @bridge.call(:send, @id, at, n, NetHttpWasm.addr(body), body.bytesize)
-      else
-        @bridge.call(:send, @id, at, n, 0, 0)
+        body ? @bridge.call(:request, @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call(:request, @id, n, 0, 0, NetHttpWasm.addr(hdr))
       end
       rc = rc.to_i
-      NetHttpWasm.raise_last_error if rc < 0
+      NetHttpWasm.raise_last_error if rc < 0 && rc > -NEED_BASE
       # as write0 when the kernel's buffer is full: the body must leave within
       # write_timeout (only a large body can fill the buffers)
       if body && body.bytesize > UNSENT_MAX && !@io.wait_writable(@write_timeout)
         raise Net::WriteTimeout.new(@io)
       end
       @codec_msg = true
-      @fresh = rc == 0 # nothing can have arrived yet: the first read waits
+      if rc > 0
+        @rec_end = rc
+        @grow = true if rc > @buf.bytesize - 4096 && @buf.bytesize < BUF_MAX
+      end
+      # nothing can have arrived yet: the first read waits (a head too large
+      # for the buffer: it grows first)
+      @fresh = rc == 0
       nil
     end
 
@@ -180,21 +182,33 @@ module NetHttpWasm
       NetHttpWasm.copy_out(@buf, at, len)
     end
 
+    # Ruby's buffers for the bridge (Bridge#bind): the receive buffer, and
+    # the request records' buffer.
+    def bind
+      unless @hdr_buf
+        @hdr_buf = "\0".b * HDR_BUF
+        @hdr_addr = NetHttpWasm.addr(@hdr_buf)
+      end
+      @bridge.call(:bind, @id, @buf_addr, @buf.bytesize, @hdr_addr)
+      @bound = true
+    end
+
     def fill_records
       if @grow
         @grow = false
         @buf = "\0".b * (@buf.bytesize * 2)
         @buf_addr = NetHttpWasm.addr(@buf)
+        bind
       end
       while true
         n = if @fresh
           RC_WOULD_BLOCK # nothing can have arrived yet: wait
         else
-          @bridge.call(:recvNow, @id, @buf_addr, @buf.bytesize).to_i
+          @bridge.call(:recvNow, @id).to_i
         end
         @fresh = false
         if n == RC_WOULD_BLOCK
-          n = NetHttpWasm.call_wait(:recv, @id, @buf_addr, @buf.bytesize, NetHttpWasm.ms(@read_timeout)).to_i
+          n = NetHttpWasm.call_wait(:recv, @id, NetHttpWasm.ms(@read_timeout)).to_i
         end
         if n > 0
           @rec_pos = 0
@@ -205,6 +219,7 @@ module NetHttpWasm
         if n <= -NEED_BASE
           @buf = "\0".b * [-n - NEED_BASE, @buf.bytesize * 2].max
           @buf_addr = NetHttpWasm.addr(@buf)
+          bind
           next
         end
         @codec_msg = false
