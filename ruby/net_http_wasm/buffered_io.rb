@@ -14,6 +14,8 @@ module NetHttpWasm
       @grow = false
       @rec_pos = 0
       @rec_end = 0
+      @rec_at = 0
+      @rec_len = 0
       @codec_msg = false
     end
 
@@ -68,14 +70,14 @@ module NetHttpWasm
     # Net::HTTPResponse.read_new, from the codec's records.
     def codec_read_head
       while true
-        type, at, len = next_record
+        type = next_record
         case type
         when R_HEAD
           # (a message without a body ends with its head: its end record
           # stays queued and is dropped by the next codec_send)
-          return build_response(payload(at, len))
+          return build_response(payload(@rec_at, @rec_len))
         when R_ERROR
-          raise_record(at, len)
+          raise_record(@rec_at, @rec_len)
         end
       end
     end
@@ -88,7 +90,9 @@ module NetHttpWasm
       # its own
       shared = String === dest
       while true
-        type, at, len = next_record
+        type = next_record
+        at = @rec_at
+        len = @rec_len
         case type
         when R_BODY
           dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
@@ -168,13 +172,16 @@ module NetHttpWasm
       NetHttpWasm.raise_payload(payload(at, len))
     end
 
-    # The next record: [type, where its payload starts in @buf, its length].
+    # The next record's type; where its payload starts in @buf and its
+    # length: @rec_at, @rec_len.
     def next_record
       fill_records if @rec_pos >= @rec_end
       type, len = @buf.unpack('CV', offset: @rec_pos)
       at = @rec_pos + 5
       @rec_pos = at + len
-      [type, at, len]
+      @rec_at = at
+      @rec_len = len
+      type
     end
 
     # A copy of a record's payload.

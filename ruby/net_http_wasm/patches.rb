@@ -142,7 +142,7 @@ module NetHttpWasm
       h = @header
       ks = h.keys
       n = ks.size
-      hdr = String.new(capacity: 256)
+      hdr = ''.b
       hdr << m << "\n" << path << "\n" << ver << "\n" << (flags | SEND_FLAT).to_s << "\n"
       i = 0
       while i < n
@@ -159,7 +159,7 @@ module NetHttpWasm
         # one value per field (the usual case): name, value pairs
         lines = 4 + 2 * n
       else
-        hdr = String.new(capacity: 512)
+        hdr = ''.b
         hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
         lines = 4
         h.each do |k, vs|
