@@ -10,6 +10,7 @@
 // the value: the JS thread waits, as a Ruby thread does natively; under
 // NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
 import { ResponseParser } from '../index.mjs';
+import { keepBody } from '../response.mjs';
 import { getDefaultCodec } from '../core.mjs';
 import { Pending, then } from './pending.mjs';
 import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
@@ -314,7 +315,10 @@ export class Bridge {
     const body = flags & SEND_BODY ? bodyLen : 0;
     let bytes;
     let rest = null;
-    if (body <= ONE_WRITE) {
+    if (body === 0) {
+      // (a small copy goes into a shared slab: see keepBody)
+      bytes = keepBody(c.buffer, p, p + n);
+    } else if (body <= ONE_WRITE) {
       // head and body in one write: fewer segments on the wire, the same bytes
       bytes = new Uint8Array(n + body);
       bytes.set(c.u8.subarray(p, p + n));

@@ -2,6 +2,7 @@
 // ruby/net_http_wasm.rb): "\n"-separated text Ruby splits once, built from
 // the codec's head block (Response#_head, js/response.mjs).
 import { H_VERSION, H_MESSAGE, H_INFLATE, H_DROP_ENCODING } from './constants.mjs';
+import { keepBody } from '../response.mjs';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -52,10 +53,18 @@ class Bytes {
   int(v) {
     this.text(String(v));
   }
-  done() {
-    return this.u8.subarray(0, this.n);
+  // the bytes written, copied out (a small record into a shared slab: an
+  // ArrayBuffer per record costs more than building it), and the builder
+  // emptied for the next record
+  take() {
+    const n = this.n;
+    this.n = 0;
+    return keepBody(this.u8.buffer, 0, n);
   }
 }
+
+// The builder of head records (one at a time).
+const builder = new Bytes(1024);
 
 function rd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
@@ -113,7 +122,7 @@ function scanBlock(u8) {
 export function headRecord(res, decode) {
   const u8 = res._asRead || res._head;
   const scan = scanBlock(u8);
-  const b = new Bytes(u8 && u8.length ? u8.length + 64 : 256);
+  const b = builder;
   let flags = (res.httpVersion != null ? H_VERSION : 0) | (res.message != null ? H_MESSAGE : 0);
   if (scan) {
     const [s, fields] = scan;
@@ -134,15 +143,15 @@ export function headRecord(res, decode) {
     b.bytes(mb == null ? EMPTY : mb);
     writeFields(b, res.rawHeaderEntries());
   }
-  return { payload: b.done(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, inflated: (flags & H_INFLATE) !== 0, block: scan != null };
+  return { payload: b.take(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, inflated: (flags & H_INFLATE) !== 0, block: scan != null };
 }
 
 export function fieldsRecord(res) {
-  const b = new Bytes(256);
+  const b = builder;
   const scan = scanBlock(res._head);
   if (scan) writeBlockFields(b, res._head, scan[1]);
   else writeFields(b, res.rawHeaderEntries());
-  return b.done();
+  return b.take();
 }
 
 // The fields, laid out so that Ruby builds its hash with a few C calls:
