@@ -45,9 +45,9 @@ module NetHttpWasm
       n = hdr.bytesize
       rc = if n <= HDR_BUF && hdr.ascii_only?
         @hdr_buf.bytesplice(0, n, hdr)
-        body ? @bridge.call(:request, @id, n, NetHttpWasm.addr(body), body.bytesize) : @bridge.call(:request, @id, n)
+        body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize) : @bridge.call('request', @id, n)
       else
-        body ? @bridge.call(:request, @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call(:request, @id, n, 0, 0, NetHttpWasm.addr(hdr))
+        body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call('request', @id, n, 0, 0, NetHttpWasm.addr(hdr))
       end
       rc = rc.to_i
       NetHttpWasm.raise_last_error if rc < 0 && rc > -NEED_BASE
@@ -133,9 +133,9 @@ module NetHttpWasm
       got = 0
       begin
         while got < n
-          k = @bridge.call(:bodyNow, @id, addr + got, n - got).to_i
+          k = @bridge.call('bodyNow', @id, addr + got, n - got).to_i
           if k == RC_WOULD_BLOCK
-            k = NetHttpWasm.call_wait(:body, @id, addr + got, n - got, NetHttpWasm.ms(@read_timeout)).to_i
+            k = NetHttpWasm.call_wait('body', @id, addr + got, n - got, NetHttpWasm.ms(@read_timeout)).to_i
           end
           break if k == 0
           if k < 0
@@ -196,7 +196,7 @@ module NetHttpWasm
         @hdr_buf = "\0".b * HDR_BUF
         @hdr_addr = NetHttpWasm.addr(@hdr_buf)
       end
-      @bridge.call(:bind, @id, @buf_addr, @buf.bytesize, @hdr_addr)
+      @bridge.call('bind', @id, @buf_addr, @buf.bytesize, @hdr_addr)
       @bound = true
     end
 
@@ -211,11 +211,11 @@ module NetHttpWasm
         n = if @fresh
           RC_WOULD_BLOCK # nothing can have arrived yet: wait
         else
-          @bridge.call(:recvNow, @id).to_i
+          @bridge.call('recvNow', @id).to_i
         end
         @fresh = false
         if n == RC_WOULD_BLOCK
-          n = NetHttpWasm.call_wait(:recv, @id, NetHttpWasm.ms(@read_timeout)).to_i
+          n = NetHttpWasm.call_wait('recv', @id, NetHttpWasm.ms(@read_timeout)).to_i
         end
         if n > 0
           @rec_pos = 0
