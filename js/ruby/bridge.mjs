@@ -54,7 +54,7 @@ export class Bridge {
     this.settledList = [];
     this.onSettled = null;
     this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
-    this.optionsCache = new Map(); // messageOptions
+    this.optionsCache = new Map(); // messageOptions: method → [flags] → options
   }
 
   mem() {
@@ -341,8 +341,13 @@ export class Bridge {
   // and strictness: the parser keeps its configuration while they stay the
   // same).
   messageOptions(method, flags) {
-    const key = `${method} ${flags} ${this.strictResponses}`;
-    let o = this.optionsCache.get(key);
+    let byFlags = this.optionsCache.get(method);
+    if (!byFlags) {
+      if (this.optionsCache.size >= 64) this.optionsCache.clear();
+      this.optionsCache.set(method, (byFlags = []));
+    }
+    const k = flags * 2 + (this.strictResponses ? 1 : 0);
+    let o = byFlags[k];
     if (!o) {
       o = {
         requestMethod: method,
@@ -354,8 +359,7 @@ export class Bridge {
         codec: this.requestOptions.codec,
         bodyViews: true, // (Conn#bodyBytes)
       };
-      if (this.optionsCache.size >= 64) this.optionsCache.clear();
-      this.optionsCache.set(key, o);
+      byFlags[k] = o;
     }
     return o;
   }

@@ -146,7 +146,7 @@ export class Conn {
     }
     // body data are views of the codec's memory (bodyViews), which reading a
     // head's fields overwrites: with a head, they are copied first
-    if (events.length > 1 && events.some((ev) => ev.type === 'head')) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
+    if (events.length > 1 && hasHead(events)) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
     for (const ev of events) {
       if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
@@ -176,8 +176,9 @@ export class Conn {
         this.headFields = null;
         this.headBlock = null;
         this.msgDone = true;
-        const rest = p.takePending();
-        if (rest.length) {
+        // the next message's first bytes (the parser keeps them too: taken)
+        if (ev.rest.length) {
+          const rest = p.takePending();
           this.raw.unshift(rest);
           this.rawBytes += rest.length;
         }
@@ -392,6 +393,11 @@ function bodySize(res) {
   } catch {
     return -1;
   }
+}
+
+function hasHead(events) {
+  for (let i = 0; i < events.length; i++) if (events[i].type === 'head') return true;
+  return false;
 }
 
 function writeRecord(mem, p, type, payload) {

@@ -14,8 +14,6 @@ module NetHttpWasm
       @grow = false
       @rec_pos = 0
       @rec_end = 0
-      @rec_at = 0
-      @rec_len = 0
       @codec_msg = false
     end
 
@@ -67,18 +65,22 @@ module NetHttpWasm
       nil
     end
 
-    # Net::HTTPResponse.read_new, from the codec's records.
+    # Net::HTTPResponse.read_new, from the codec's records: u8 type, u32 LE
+    # length, payload (schema/bridge.mjs), from @rec_pos to @rec_end in @buf.
+    # (Records are read inline here and in codec_read_body: a method call per
+    # record costs more than the rest of its reading in ruby.wasm.)
     def codec_read_head
       while true
-        type = next_record
-        case type
-        when R_HEAD
+        fill_records if @rec_pos >= @rec_end
+        type, len = @buf.unpack('CV', offset: @rec_pos)
+        at = @rec_pos + 5
+        @rec_pos = at + len
+        if type == R_HEAD
           # (a message without a body ends with its head: its end record
           # stays queued and is dropped by the next codec_send)
-          return build_response(payload(@rec_at, @rec_len))
-        when R_ERROR
-          raise_record(@rec_at, @rec_len)
+          return build_response(NetHttpWasm.copy_out(@buf, at, len).split("\n", -1))
         end
+        raise_record(at, len) if type == R_ERROR
       end
     end
 
@@ -90,9 +92,10 @@ module NetHttpWasm
       # its own
       shared = String === dest
       while true
-        type = next_record
-        at = @rec_at
-        len = @rec_len
+        fill_records if @rec_pos >= @rec_end
+        type, len = @buf.unpack('CV', offset: @rec_pos)
+        at = @rec_pos + 5
+        @rec_pos = at + len
         case type
         when R_BODY
           dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
@@ -172,18 +175,6 @@ module NetHttpWasm
       NetHttpWasm.raise_payload(payload(at, len))
     end
 
-    # The next record's type; where its payload starts in @buf and its
-    # length: @rec_at, @rec_len.
-    def next_record
-      fill_records if @rec_pos >= @rec_end
-      type, len = @buf.unpack('CV', offset: @rec_pos)
-      at = @rec_pos + 5
-      @rec_pos = at + len
-      @rec_at = at
-      @rec_len = len
-      type
-    end
-
     # A copy of a record's payload.
     def payload(at, len)
       NetHttpWasm.copy_out(@buf, at, len)
@@ -235,8 +226,8 @@ module NetHttpWasm
       end
     end
 
-    def build_response(payload)
-      a = payload.split("\n", -1)
+    # The response of a head record's lines.
+    def build_response(a)
       flags = a[3].to_i
       code = a[2]
       klass = Net::HTTPResponse.__send__(:response_class, code)
