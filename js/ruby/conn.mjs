@@ -214,12 +214,11 @@ export class Conn {
 
   // Starts reading the next message with the codec.
   beginMessage(options) {
+    // (the parser holds no bytes of its own here: feed takes the rest
+    // after each message's end)
     if (!this.parser) this.parser = this.bridge.takeParser(options);
-    else {
-      this.parser.takePending();
-      // (the same options: the parser keeps its configuration)
-      this.parser.reset(options === this.options ? undefined : options);
-    }
+    // (the same options: the parser keeps its configuration)
+    else this.parser.reset(options === this.options ? undefined : options);
     this.options = options;
     this.records.length = 0;
     this.recordBytes = 0;
