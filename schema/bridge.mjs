@@ -12,6 +12,7 @@ export const records = {
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],
   R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
+  R_LAST: [6, 'body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)'],
 };
 
 /** Return codes of the bridge's reads and writes (negative; a read returns a byte count otherwise). */

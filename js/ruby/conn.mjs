@@ -3,7 +3,7 @@
 // read_nonblock) or through the codec's ResponseParser, whose events become
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
-import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
+import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, R_LAST, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
 import { headRecord, fieldsRecord, sameFields } from './head.mjs';
 import { keepBody } from '../response.mjs';
 
@@ -255,7 +255,8 @@ export class Conn {
 
   // Writes whole records (u8 type, u32 length, payload) into Ruby's buffer
   // at addr (cap bytes), up to an R_SIZE record (Ruby may take the body
-  // after it with fillBody); a body record is split to fit. Returns the
+  // after it with fillBody) or the message's end; a body record is split to
+  // fit, and its last one merged with an empty end (R_LAST). Returns the
   // bytes written, or -(NEED_BASE + n) when the next record is a head that
   // needs n.
   fillRecords(mem, addr, cap) {
@@ -277,10 +278,17 @@ export class Conn {
         }
         break;
       }
-      writeRecord(mem, p, type, payload);
+      // a body's last bytes and its end with the fields unchanged: one record
+      const last = type === R_BODY && i + 1 < recs.length && recs[i + 1][0] === R_END && recs[i + 1][1].length === 0;
+      writeRecord(mem, p, last ? R_LAST : type, payload);
       p += 5 + payload.length;
       this.recordBytes -= payload.length + 5;
       i++;
+      if (last) {
+        this.recordBytes -= 5;
+        i++;
+        break;
+      }
       if (type === R_SIZE) {
         this.sizeQueued = false;
         break;

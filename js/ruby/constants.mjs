@@ -9,6 +9,8 @@ export const R_END = 3;
 export const R_ERROR = 4;
 /** after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String */
 export const R_SIZE = 5;
+/** body bytes, and the message ended with them (R_BODY then an empty R_END, in one record) */
+export const R_LAST = 6;
 /** an error; the bridge's error() says "Class\nmessage" */
 export const RC_ERROR = -1;
 /** the read timeout passed with no data arriving */

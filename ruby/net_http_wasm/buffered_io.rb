@@ -97,6 +97,10 @@ module NetHttpWasm
         at = @rec_pos + 5
         @rec_pos = at + len
         case type
+        when R_LAST
+          dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
+          @codec_msg = false
+          return
         when R_BODY
           dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
         when R_SIZE

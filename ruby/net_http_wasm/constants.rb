@@ -12,6 +12,8 @@ module NetHttpWasm
   R_ERROR = 4
   # after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String
   R_SIZE = 5
+  # body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)
+  R_LAST = 6
   # an error; the bridge's error() says "Class\nmessage"
   RC_ERROR = -1
   # the read timeout passed with no data arriving
