@@ -111,11 +111,11 @@ function scanBlock(u8) {
   return p === u8.length ? [strs, fields] : null;
 }
 
-// className \n version \n code \n flags \n message \n fields...
+// flags \n version \n code \n message \n fields...
 // flags: H_VERSION, H_MESSAGE, and what Net::HTTPResponse#inflater will do
 // for decode_content (H_INFLATE, H_DROP_ENCODING: the codec's head flags,
-// decided with the parser's decodeContent). fields: name \n count \n value \n ... (none of them holds a
-// "\n": the codec read them line by line).
+// decided with the parser's decodeContent). fields: see writeBlockFields
+// (none of them holds a "\n": the codec read them line by line).
 // Returns { payload, inflate, inflated, block } (inflate: the fields will
 // change by 'end'; inflated: the body is inflated (H_INFLATE); block: read
 // from the head block, not through the public API).
@@ -127,18 +127,16 @@ export function headRecord(res, decode) {
   if (scan) {
     const [s, fields] = scan;
     flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
-    b.range(u8, s[0], s[1]);
+    b.int(flags);
     b.range(u8, s[2], s[3]);
     b.range(u8, s[4], s[5]);
-    b.int(flags);
     b.range(u8, s[6], s[7]);
     writeBlockFields(b, u8, fields);
   } else {
     if (u8 instanceof Uint8Array && u8.length) flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
-    b.text(res.className);
+    b.int(flags);
     b.text(res.httpVersion == null ? '' : res.httpVersion);
     b.text(res.code);
-    b.int(flags);
     const mb = res.messageBytes;
     b.bytes(mb == null ? EMPTY : mb);
     writeFields(b, res.rawHeaderEntries());

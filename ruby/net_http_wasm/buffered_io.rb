@@ -231,12 +231,14 @@ module NetHttpWasm
     end
 
     # The response of a head record's lines.
+    # (flags, version, code, message, then the fields: headRecord in
+    # js/ruby/head.mjs)
     def build_response(a)
-      flags = a[3].to_i
+      flags = a[0].to_i
       code = a[2]
       klass = Net::HTTPResponse.__send__(:response_class, code)
-      res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[4])
-      res.instance_variable_set(:@header, fields(a, 5))
+      res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[3])
+      res.instance_variable_set(:@header, fields(a, 4))
       inflate = flags & (H_INFLATE | H_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
