@@ -337,6 +337,22 @@ export class Bridge {
     return conn.records.length ? conn.fillRecords(this.mem(), conn.rbuf, conn.rcap) : 0;
   }
 
+  // request() of a GET's record in the bound buffer, over a blocking
+  // transport: the response's first records waited for in the same call,
+  // as Ruby's recv would next (waitMs: its read timeout, -1: none). A wait
+  // that timed out is told by the recv that follows (0 here).
+  requestWait(id, hdrLen, waitMs) {
+    const rc = this.request(id, hdrLen);
+    if (rc !== 0 || !this.blocking) return rc;
+    const conn = this.conns.get(id);
+    if (!this.transport.block(conn, () => conn.hasRecords(), waitMs < 0 ? null : waitMs)) {
+      conn.timedOut = true;
+      return 0;
+    }
+    // (closed with nothing to read: recv reports it)
+    return conn.records.length ? conn.fillRecords(this.mem(), conn.rbuf, conn.rcap) : 0;
+  }
+
   // The options of a message's ResponseParser (one object per method, flags
   // and strictness: the parser keeps its configuration while they stay the
   // same).
@@ -371,6 +387,11 @@ export class Bridge {
     const conn = this.conn(id);
     if (!conn) return this.reply(RC_ERROR);
     if (conn.records.length) return this.reply(conn.fillRecords(this.mem(), conn.rbuf, conn.rcap));
+    // (requestWait waited already)
+    if (conn.timedOut) {
+      conn.timedOut = false;
+      return this.reply(RC_TIMEOUT);
+    }
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const after = (ok) => {
       if (!ok) return RC_TIMEOUT;

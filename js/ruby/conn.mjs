@@ -46,6 +46,7 @@ export class Conn {
     this.sink = null;
     this.sizeQueued = false; // an R_SIZE record waits for Ruby (holdReads)
     this.options = null; // the current message's parser options
+    this.timedOut = false; // Bridge#requestWait's wait timed out
     // Ruby's buffers (Bridge#bind): where records go, and request records come from
     this.rbuf = 0;
     this.rcap = 0;
@@ -220,6 +221,7 @@ export class Conn {
     // (the same options: the parser keeps its configuration)
     else this.parser.reset(options === this.options ? undefined : options);
     this.options = options;
+    this.timedOut = false;
     this.records.length = 0;
     this.recordBytes = 0;
     this.sizeQueued = false;

@@ -43,7 +43,17 @@ module NetHttpWasm
       n = hdr.bytesize
       rc = if n <= HDR_BUF && hdr.ascii_only?
         @hdr_buf.bytesplice(0, n, hdr)
-        body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize) : @bridge.call('request', @id, n)
+        if body
+          @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize)
+        elsif NetHttpWasm.blocking? && !Fiber.scheduler.is_a?(Scheduler)
+          # a blocking transport waits for the response's first records in
+          # the same call, as fill_records would next (a timeout is told by
+          # the recv that follows, in read_new); not under the scheduler,
+          # whose other fibers must run while this one waits
+          @bridge.call('requestWait', @id, n, NetHttpWasm.ms(@read_timeout))
+        else
+          @bridge.call('request', @id, n)
+        end
       else
         body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call('request', @id, n, 0, 0, NetHttpWasm.addr(hdr))
       end
