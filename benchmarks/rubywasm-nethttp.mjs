@@ -275,18 +275,23 @@ async function breakdown(client, srv, s) {
     obj[name] = fn(orig);
     restore.push(() => (obj[name] = orig));
   };
+  // (a call the bridge makes to itself, settle → state, counts as part of
+  // the one Ruby made)
   let depth = 0;
-  for (const m of ['open', 'send', 'request', 'bind', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
+  for (const m of ['open', 'send', 'request', 'requestWait', 'bind', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
     if (typeof bridge[m] !== 'function') continue; // (an older bridge: --against)
     wrap(bridge, m, (orig) => function (...a) {
-      c.calls++;
+      const outer = depth === 0;
+      if (outer) c.calls++;
       if (m === 'park') c.parks++;
       const t0 = performance.now();
       depth++;
       try {
         const r = orig.apply(this, a);
+        if (!outer) return r;
         if (m === 'send') c.copied += a[2] + a[4];
         if (m === 'request') c.copied += a[1] + (a[3] || 0) + Math.max(r, 0);
+        if (m === 'requestWait') c.copied += a[1] + Math.max(r, 0);
         if (m === 'recv' || m === 'recvNow' || m === 'body' || m === 'bodyNow' || m === 'readNow') {
           if (typeof r === 'number') c.copied += Math.max(r, 0);
           else r.then((v) => (c.copied += Math.max(v, 0)));
@@ -295,7 +300,7 @@ async function breakdown(client, srv, s) {
         return r;
       } finally {
         depth--;
-        c.js += performance.now() - t0;
+        if (outer) c.js += performance.now() - t0;
       }
     });
   }
