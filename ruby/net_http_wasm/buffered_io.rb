@@ -6,6 +6,7 @@ module NetHttpWasm
     def initialize(io, **kw)
       super
       @bridge = NetHttpWasm.bridge
+      @blocking = NetHttpWasm.blocking?
       @id = io.id
       @buf = "\0".b * BUF_MIN
       @buf_addr = NetHttpWasm.addr(@buf)
@@ -45,7 +46,7 @@ module NetHttpWasm
         @hdr_buf.bytesplice(0, n, hdr)
         if body
           @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize)
-        elsif NetHttpWasm.blocking? && !Fiber.scheduler.is_a?(Scheduler)
+        elsif @blocking && !Fiber.scheduler.is_a?(Scheduler)
           # a blocking transport waits for the response's first records in
           # the same call, as fill_records would next (a timeout is told by
           # the recv that follows, in read_new); not under the scheduler,
@@ -246,7 +247,8 @@ module NetHttpWasm
     def build_response(a)
       flags = a[0].to_i
       code = a[2]
-      klass = Net::HTTPResponse.__send__(:response_class, code)
+      # (response_class's first lookup, without its call)
+      klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
       res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[3])
       res.instance_variable_set(:@header, fields(a, 4))
       inflate = flags & (H_INFLATE | H_DROP_ENCODING)
