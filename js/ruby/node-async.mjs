@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
   constructor(bridge, socket, spec) {
@@ -16,11 +16,16 @@ class NodeConn extends Conn {
     this.socket = socket;
     this.listeners = {
       data: (c) => this.onData(c),
-      end: () => this.onEnd(),
+      end: () => {
+        const reset = resetAtEnd(socket);
+        if (reset) this.onError(...socketError(reset));
+        else this.onEnd();
+      },
       close: () => this.onEnd(),
       error: (e) => this.onError(...socketError(e)),
     };
-    for (const [ev, f] of Object.entries(this.listeners)) socket.on(ev, f);
+    // (before Node's own 'end' handling: see resetAtEnd)
+    for (const [ev, f] of Object.entries(this.listeners)) (ev === 'end' ? socket.prependListener(ev, f) : socket.on(ev, f));
     this.fd = fdOf(socket);
     this.sentAt = 0; // when the request now answered was written
     this.polls = this.fd >= 0 ? pollPolicy(spec) : null;

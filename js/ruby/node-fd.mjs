@@ -128,6 +128,25 @@ export function connectedNow(socket) {
   return r;
 }
 
+/**
+ * The error of a connection whose stream Node reports ended when a reset
+ * (RST), not a close, ended it; else null. A reset that comes with bytes
+ * still unread is reported by libuv as the end of the stream (it reads the
+ * bytes, sees the peer hang up and reads no more), where read(2), and so
+ * MRI, says ECONNRESET; a write(2) of no bytes still says it, and says
+ * nothing after a close (FIN). To be called before Node's own handling of
+ * the end writes to the connection (a TLS close_notify would take the
+ * error): socket.prependListener('end', ...).
+ */
+export function resetAtEnd(socket) {
+  const h = socket._handle;
+  // (a TLS socket's handle wraps the TCP one)
+  const fd = !h ? -1 : typeof h.fd === 'number' ? h.fd : h._parent && typeof h._parent.fd === 'number' ? h._parent.fd : -1;
+  if (fd < 0 || process.platform === 'win32') return null;
+  const r = sys(() => writeSync(fd, EMPTY));
+  return r && r.code === 'ECONNRESET' ? r : null;
+}
+
 /** write(2) of bytes until the kernel takes no more: [bytes taken, error or null]. */
 export function writeFd(fd, bytes) {
   let off = 0;

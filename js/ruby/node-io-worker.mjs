@@ -11,7 +11,7 @@
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
-import { fdOf } from './node-fd.mjs';
+import { fdOf, resetAtEnd } from './node-fd.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
@@ -74,7 +74,12 @@ function wire(id, socket) {
       post({ t: 'data', id, data, watched: true }, [data.buffer]);
     } else post({ t: 'data', id, data }, [data.buffer]);
   });
-  socket.on('end', on.end = () => post({ t: 'end', id }));
+  socket.prependListener('end', on.end = () => {
+    const reset = resetAtEnd(socket);
+    if (!reset) return post({ t: 'end', id });
+    const [cls, message] = socketError(reset);
+    post({ t: 'error', id, cls, message });
+  });
   socket.on('close', on.close = () => {
     sockets.delete(id);
     listeners.delete(socket);
