@@ -89,7 +89,7 @@ module NetHttpWasm
         if type == R_HEAD
           # (a message without a body ends with its head: its end record
           # stays queued and is dropped by the next codec_send)
-          return build_response(NetHttpWasm.copy_out(@buf, at, len).split("\n", -1))
+          return build_response(@buf.getbyte(at), NetHttpWasm.copy_out(@buf, at + 1, len - 1).split("\n", -1))
         end
         raise_record(at, len) if type == R_ERROR
       end
@@ -118,7 +118,10 @@ module NetHttpWasm
           read_body_direct(dest, payload(at, len).to_i) if shared
         when R_END
           @codec_msg = false
-          res.instance_variable_set(:@header, fields(payload(at, len).split("\n", -1), 0)) unless len == 0
+          unless len == 0
+            a = payload(at, len).split("\n", -1)
+            res.instance_variable_set(:@header, fields(a, 1, a[0].to_i))
+          end
           return
         when R_ERROR
           raise_record(at, len)
@@ -242,39 +245,39 @@ module NetHttpWasm
     end
 
     # The response of a head record's lines.
-    # (flags, version, code, message, then the fields: headRecord in
-    # js/ruby/head.mjs)
-    def build_response(a)
-      flags = a[0].to_i
-      code = a[2]
+    # The response of a head record: its flags, and its lines (version,
+    # code, message, then the fields: headRecord in js/ruby/head.mjs).
+    def build_response(flags, a)
+      code = a[1]
       # (response_class's first lookup, without its call)
       klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
-      res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[3])
-      res.instance_variable_set(:@header, fields(a, 4))
+      res = klass.new(flags & H_VERSION == 0 ? nil : a[0], code, flags & H_MESSAGE == 0 ? nil : a[2])
+      header = if flags & H_EXTRAS == 0
+        fields(a, 3, (a.size - 3) >> 1)
+      else
+        fields(a, 4, a[3].to_i)
+      end
+      res.instance_variable_set(:@header, header)
       inflate = flags & (H_INFLATE | H_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
     end
 
-    # count \n extras \n names... \n first values... \n (index \n value)...
-    # from a[i] on (see writeBlockFields in js/ruby/head.mjs) → the @header hash
-    def fields(a, i)
-      n = a[i].to_i
-      x = a[i + 1].to_i
+    # names... first values... (index, value)... of n fields from a[i] on
+    # (see writeBlockFields in js/ruby/head.mjs) → the @header hash
+    def fields(a, i, n)
       h = {}
-      k = i + 2
-      e = k + n
+      k = i
+      e = i + n
       while k < e
         h[a[k]] = [a[k + n]]
         k += 1
       end
-      if x > 0
-        j = i + 2 + 2 * n
-        e = j + 2 * x
-        while j < e
-          h[a[i + 2 + a[j].to_i]] << a[j + 1]
-          j += 2
-        end
+      j = i + 2 * n
+      e = a.size
+      while j < e
+        h[a[i + a[j].to_i]] << a[j + 1]
+        j += 2
       end
       h
     end
