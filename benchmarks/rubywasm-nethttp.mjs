@@ -25,9 +25,10 @@
 // in the codec's C, waiting for the network, and in Ruby (the rest); and
 // the byte work alone (exec + read_new + read_body_0, with no network) for
 // MRI and ruby.wasm, codec on and off.
-// --against DIR: each ruby.wasm client also runs with the bridge of another
-// checkout (DIR/js/ruby/node.mjs, e.g. an older commit's `git archive`),
-// interleaved with this one's: before/after figures from one run.
+// --against DIR: each ruby.wasm client (and the byte work) also runs with
+// the bridge of another checkout (DIR/js/ruby/node.mjs, e.g. an older
+// commit's `git archive`), interleaved with this one's: before/after figures
+// from one run.
 // --clients: only the ruby.wasm clients whose name has all of these words
 // (blocking / waiting, on / off).
 import os from 'node:os';
@@ -232,7 +233,7 @@ function nodeClient() {
 
 // ---- the byte work alone ----
 
-async function byteWork(mri) {
+async function byteWork(mri, other) {
   const rows = {};
   const n = Math.max(50, N);
   if (mri) {
@@ -244,19 +245,28 @@ async function byteWork(mri) {
     }
     rows[mri.name] = us;
   }
-  for (const codec of [true, false]) {
-    const vm = await bootVM('4.0');
-    const handle = installNetHttp(vm, { codec, transport: async () => memoryTransport() });
-    await rb(vm, `require 'net/http'\n${RUBY}`);
-    const run = async () => Number((await rb(vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048)[1]`)));
-    // as for the clients: V8 tiers ruby.wasm's hot functions up during the
-    // first seconds of a run
+  // ruby.wasm, codec on and off (each also with the bridge of --against),
+  // interleaved pass by pass
+  const vms = [];
+  for (const codec of [true, false])
+    for (const [install, label] of other ? [[other, ` (${AGAINST})`], [installNetHttp, '']] : [[installNetHttp, '']]) {
+      const vm = await bootVM('4.0');
+      const handle = install(vm, { codec, transport: async () => memoryTransport() });
+      await rb(vm, `require 'net/http'\n${RUBY}`);
+      vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, us: [] });
+    }
+  const run = async (x) => Number(await rb(x.vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048)[1]`));
+  // as for the clients: V8 tiers ruby.wasm's hot functions up during the
+  // first seconds of a run
+  for (const x of vms) {
     const t0 = performance.now();
-    do await run(); while (performance.now() - t0 < WARMUP_MS);
-    const us = [];
-    for (let pass = 0; pass < PASSES; pass++) us.push(await run());
-    rows[`ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}`] = us;
-    await handle.uninstall();
+    do await run(x);
+    while (performance.now() - t0 < WARMUP_MS);
+  }
+  for (let pass = 0; pass < PASSES; pass++) for (const x of pass % 2 ? [...vms].reverse() : vms) x.us.push(await run(x));
+  for (const x of vms) {
+    rows[x.name] = x.us;
+    await x.handle.uninstall();
   }
   return rows;
 }
@@ -274,17 +284,23 @@ async function breakdown(client, srv, s) {
     obj[name] = fn(orig);
     restore.push(() => (obj[name] = orig));
   };
+  // (a call the bridge makes to itself, settle → state, counts as part of
+  // the one Ruby made)
   let depth = 0;
-  for (const m of ['open', 'send', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
+  for (const m of ['open', 'send', 'request', 'requestWait', 'bind', 'recv', 'recvNow', 'body', 'bodyNow', 'write', 'readNow', 'wait', 'state', 'settle', 'settleLater', 'drain', 'close', 'park']) {
     if (typeof bridge[m] !== 'function') continue; // (an older bridge: --against)
     wrap(bridge, m, (orig) => function (...a) {
-      c.calls++;
+      const outer = depth === 0;
+      if (outer) c.calls++;
       if (m === 'park') c.parks++;
       const t0 = performance.now();
       depth++;
       try {
         const r = orig.apply(this, a);
+        if (!outer) return r;
         if (m === 'send') c.copied += a[2] + a[4];
+        if (m === 'request') c.copied += a[1] + (a[3] || 0) + Math.max(r, 0);
+        if (m === 'requestWait') c.copied += a[1] + Math.max(r, 0);
         if (m === 'recv' || m === 'recvNow' || m === 'body' || m === 'bodyNow' || m === 'readNow') {
           if (typeof r === 'number') c.copied += Math.max(r, 0);
           else r.then((v) => (c.copied += Math.max(v, 0)));
@@ -293,7 +309,7 @@ async function breakdown(client, srv, s) {
         return r;
       } finally {
         depth--;
-        c.js += performance.now() - t0;
+        if (outer) c.js += performance.now() - t0;
       }
     });
   }
@@ -396,7 +412,7 @@ async function main() {
       breakdowns[`${s.id} ${cl.name}`] = await breakdown(cl, srv, s);
   for (const cl of clients) if (cl.handle) await cl.handle.uninstall();
   srv.child.disconnect();
-  const bytes = await byteWork(mri);
+  const bytes = await byteWork(mri, other);
   report(clients, results, breakdowns, bytes);
 }
 

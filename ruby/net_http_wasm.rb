@@ -35,7 +35,10 @@
 #
 # Bytes cross to JS as (address, length) of a String's bytes in the VM's
 # memory ([str].pack('p')), and come back written by JS into a String
-# allocated here: one copy each way, no base64, no per-byte loop.
+# allocated here: one copy each way, no base64, no per-byte loop. The calls
+# made for every request name the bridge's method with a String: given a
+# Symbol, JS::Object#call converts it with Symbol#to_s, a method call of its
+# own each time.
 
 require 'js'
 require 'json'

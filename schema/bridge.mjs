@@ -7,11 +7,12 @@ import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
-  R_HEAD: [1, 'a response head: "\\n"-separated text (js/ruby/head.mjs)'],
+  R_HEAD: [1, 'a response head: its flags byte, then "\\n"-separated text (js/ruby/head.mjs)'],
   R_BODY: [2, 'body bytes'],
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],
   R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
+  R_LAST: [6, 'body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)'],
 };
 
 /** Return codes of the bridge's reads and writes (negative; a read returns a byte count otherwise). */
@@ -47,6 +48,7 @@ export const headFlags = {
   H_MESSAGE: codecHeadFlags.HEAD_MESSAGE,
   H_INFLATE: codecHeadFlags.HEAD_INFLATE,
   H_DROP_ENCODING: codecHeadFlags.HEAD_DROP_ENCODING,
+  H_EXTRAS: [128, 'a field has values after its first: the count of fields comes before the names'],
 };
 
 /** Sizes both sides use. */

@@ -10,12 +10,12 @@
 // the value: the JS thread waits, as a Ruby thread does natively; under
 // NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
 import { ResponseParser } from '../index.mjs';
+import { keepBody } from '../response.mjs';
 import { getDefaultCodec } from '../core.mjs';
 import { Pending, then } from './pending.mjs';
 import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
 
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const latin1 = new TextDecoder('latin1');
 const NL = 10;
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
@@ -54,6 +54,7 @@ export class Bridge {
     this.settledList = [];
     this.onSettled = null;
     this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
+    this.optionsCache = new Map(); // messageOptions: method → [flags] → options
   }
 
   mem() {
@@ -259,6 +260,9 @@ export class Bridge {
       }
       r.conn.id = id;
       r.conn.peer = conn.peer;
+      r.conn.rbuf = conn.rbuf;
+      r.conn.rcap = conn.rcap;
+      r.conn.hbuf = conn.hbuf;
       this.conns.set(id, r.conn);
       // "reused\ncertificate": the end of open's info
       return r.info.split('\n').slice(3).join('\n');
@@ -266,17 +270,34 @@ export class Bridge {
     return then(this.transport.upgrade(this, conn, spec), done);
   }
 
-  // The codec writes a request: hdr is the request record of
-  // schema/bridge.mjs (METHOD, path, version, flags, then the fields; each
-  // line ends in "\n"), the body follows it on the wire. Returns 0 (or 1 when
-  // records are ready already), or RC_ERROR.
-  send(id, hdrAddr, hdrLen, bodyAddr, bodyLen) {
+  // Ruby's buffers of connection id (NetHttpWasm::BufferedIO, bound once and
+  // again when they are replaced): the receive buffer the records are
+  // written into (bufAddr, bufCap bytes: request, recv, recvNow) and the
+  // buffer request records are read from (hdrAddr).
+  bind(id, bufAddr, bufCap, hdrAddr) {
+    const conn = this.conn(id);
+    if (!conn) return RC_ERROR;
+    conn.rbuf = bufAddr;
+    conn.rcap = bufCap;
+    conn.hbuf = hdrAddr;
+    return 0;
+  }
+
+  // The codec writes a request: the request record of schema/bridge.mjs
+  // (METHOD, path, version, flags, then the fields; each line ends in "\n"),
+  // hdrLen bytes in the bound buffer (or at hdrAddr), the body after it on
+  // the wire. Returns the bytes of the response's records already written
+  // into the receive buffer (a transport that answers at once, or a quick
+  // poll), 0 when there are none yet, -(NEED_BASE + n) when the first does
+  // not fit, or RC_ERROR.
+  request(id, hdrLen, bodyAddr = 0, bodyLen = 0, hdrAddr = null) {
     const conn = this.conn(id);
     if (!conn || conn.closed) return this.fail(CLOSED);
     const mem = this.mem();
+    const at = hdrAddr == null ? conn.hbuf : hdrAddr;
     const c = this.codec || (this.codec = this.requestOptions.codec || getDefaultCodec());
     c.begin(hdrLen);
-    c.u8.set(mem.subarray(hdrAddr, hdrAddr + hdrLen), c.inPtr);
+    c.u8.set(mem.subarray(at, at + hdrLen), c.inPtr);
     c.pos = hdrLen;
     try {
       c.call('nh_wasm_write_header');
@@ -284,11 +305,11 @@ export class Bridge {
       return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
     }
     // the method and the flags: the record's first and fourth lines
-    const rec = mem.subarray(hdrAddr, hdrAddr + hdrLen);
-    const m = rec.indexOf(NL);
-    const f = rec.indexOf(NL, rec.indexOf(NL, m + 1) + 1) + 1;
-    const flags = parseInt(latin1.decode(rec.subarray(f, rec.indexOf(NL, f))), 10);
-    const method = utf8.decode(rec.subarray(0, m));
+    const m = mem.indexOf(NL, at);
+    const f = mem.indexOf(NL, mem.indexOf(NL, m + 1) + 1) + 1;
+    let flags = 0;
+    for (let i = f; mem[i] !== NL; i++) flags = flags * 10 + mem[i] - 48;
+    const method = methodName(mem, at, m);
     // the head and body, copied out before the parser (which shares the
     // codec) is started
     const p = c.outPtr();
@@ -296,7 +317,10 @@ export class Bridge {
     const body = flags & SEND_BODY ? bodyLen : 0;
     let bytes;
     let rest = null;
-    if (body <= ONE_WRITE) {
+    if (body === 0) {
+      // (a small copy goes into a shared slab: see keepBody)
+      bytes = keepBody(c.buffer, p, p + n);
+    } else if (body <= ONE_WRITE) {
       // head and body in one write: fewer segments on the wire, the same bytes
       bytes = new Uint8Array(n + body);
       bytes.set(c.u8.subarray(p, p + n));
@@ -305,48 +329,88 @@ export class Bridge {
       bytes = c.u8.slice(p, p + n);
       rest = mem.slice(bodyAddr, bodyAddr + body);
     }
-    conn.beginMessage({
-      requestMethod: method,
-      responseHasBody: (flags & SEND_RESPONSE_BODY) !== 0,
-      decodeContent: (flags & SEND_DECODE) !== 0,
-      skipInterim: true,
-      strict: this.strictResponses,
-      profile: this.profile,
-      codec: this.requestOptions.codec,
-      bodyViews: true, // (Conn#bodyBytes)
-    });
+    conn.beginMessage(this.messageOptions(method, flags));
     conn.write(bytes);
     if (rest) conn.write(rest);
     // a quick answer, taken before Ruby would wait for it
     if (!this.blocking && !rest && conn.poll) conn.poll();
-    // 1: the response's first records are here already (a transport that
-    // answers synchronously, or a poll): Ruby can take them without waiting
-    return conn.records.length ? 1 : 0;
+    // the response's first records, when they are here already: Ruby takes
+    // them without another call
+    return conn.records.length ? conn.fillRecords(this.mem(), conn.rbuf, conn.rcap) : 0;
   }
 
-  // The next records of the current message into Ruby's buffer, waiting up
-  // to timeoutMs for each arrival (a Promise from a waiting transport).
-  recv(id, addr, cap, timeoutMs) {
+  // request() of a GET's record in the bound buffer, over a blocking
+  // transport: the response's first records waited for in the same call,
+  // as Ruby's recv would next (waitMs: its read timeout, -1: none). A wait
+  // that timed out is told by the recv that follows (0 here).
+  requestWait(id, hdrLen, waitMs) {
+    const rc = this.request(id, hdrLen);
+    if (rc !== 0 || !this.blocking) return rc;
+    const conn = this.conns.get(id);
+    if (!this.transport.block(conn, () => conn.hasRecords(), waitMs < 0 ? null : waitMs)) {
+      conn.timedOut = true;
+      return 0;
+    }
+    // (closed with nothing to read: recv reports it)
+    return conn.records.length ? conn.fillRecords(this.mem(), conn.rbuf, conn.rcap) : 0;
+  }
+
+  // The options of a message's ResponseParser (one object per method, flags
+  // and strictness: the parser keeps its configuration while they stay the
+  // same).
+  messageOptions(method, flags) {
+    let byFlags = this.optionsCache.get(method);
+    if (!byFlags) {
+      if (this.optionsCache.size >= 64) this.optionsCache.clear();
+      this.optionsCache.set(method, (byFlags = []));
+    }
+    const k = flags * 2 + (this.strictResponses ? 1 : 0);
+    let o = byFlags[k];
+    if (!o) {
+      o = {
+        requestMethod: method,
+        responseHasBody: (flags & SEND_RESPONSE_BODY) !== 0,
+        decodeContent: (flags & SEND_DECODE) !== 0,
+        skipInterim: true,
+        strict: !!this.strictResponses,
+        profile: this.profile,
+        codec: this.requestOptions.codec,
+        bodyViews: true, // (Conn#bodyBytes)
+      };
+      byFlags[k] = o;
+    }
+    return o;
+  }
+
+  // The next records of the current message into Ruby's bound buffer,
+  // waiting up to timeoutMs for each arrival (a Promise from a waiting
+  // transport).
+  recv(id, timeoutMs) {
     const conn = this.conn(id);
     if (!conn) return this.reply(RC_ERROR);
-    if (conn.records.length) return conn.fillRecords(this.mem(), addr, cap);
+    if (conn.records.length) return this.reply(conn.fillRecords(this.mem(), conn.rbuf, conn.rcap));
+    // (requestWait waited already)
+    if (conn.timedOut) {
+      conn.timedOut = false;
+      return this.reply(RC_TIMEOUT);
+    }
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const after = (ok) => {
       if (!ok) return RC_TIMEOUT;
       if (conn.closed && !conn.records.length) return this.fail(CLOSED);
-      return conn.fillRecords(this.mem(), addr, cap);
+      return conn.fillRecords(this.mem(), conn.rbuf, conn.rcap);
     };
     if (this.blocking) return then(this.transport.block(conn, () => conn.hasRecords(), ms), after);
     return waitFor(conn, () => conn.hasRecords(), ms).then(after);
   }
 
   // What is there now (RC_WOULD_BLOCK when nothing).
-  recvNow(id, addr, cap) {
+  recvNow(id) {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
     if (this.blocking) this.transport.pump(conn);
     if (!conn.records.length) return RC_WOULD_BLOCK;
-    return conn.fillRecords(this.mem(), addr, cap);
+    return conn.fillRecords(this.mem(), conn.rbuf, conn.rcap);
   }
 
   // After an R_SIZE record: the body bytes that follow it straight into a
@@ -509,6 +573,19 @@ export class Bridge {
   reply(v) {
     return this.blocking ? v : Promise.resolve(v);
   }
+}
+
+// A request's method from its record's bytes [a, b): the methods
+// Net::HTTP defines are ASCII and short.
+function methodName(mem, a, b) {
+  if (b - a > 16) return utf8.decode(mem.subarray(a, b));
+  let s = '';
+  for (let i = a; i < b; i++) {
+    const ch = mem[i];
+    if (ch > 0x7f) return utf8.decode(mem.subarray(a, b));
+    s += String.fromCharCode(ch);
+  }
+  return s;
 }
 
 // Resolves with true when ready() holds, or false when ms milliseconds pass

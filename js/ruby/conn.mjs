@@ -3,7 +3,7 @@
 // read_nonblock) or through the codec's ResponseParser, whose events become
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
-import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
+import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, R_LAST, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
 import { headRecord, fieldsRecord, sameFields } from './head.mjs';
 import { keepBody } from '../response.mjs';
 
@@ -45,6 +45,12 @@ export class Conn {
     // bridge call waits for them (Bridge#body): { at, end } addresses
     this.sink = null;
     this.sizeQueued = false; // an R_SIZE record waits for Ruby (holdReads)
+    this.options = null; // the current message's parser options
+    this.timedOut = false; // Bridge#requestWait's wait timed out
+    // Ruby's buffers (Bridge#bind): where records go, and request records come from
+    this.rbuf = 0;
+    this.rcap = 0;
+    this.hbuf = 0;
   }
 
   // -- from the transport --
@@ -141,7 +147,7 @@ export class Conn {
     }
     // body data are views of the codec's memory (bodyViews), which reading a
     // head's fields overwrites: with a head, they are copied first
-    if (events.length > 1 && events.some((ev) => ev.type === 'head')) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
+    if (events.length > 1 && hasHead(events)) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
     for (const ev of events) {
       if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
@@ -171,8 +177,9 @@ export class Conn {
         this.headFields = null;
         this.headBlock = null;
         this.msgDone = true;
-        const rest = p.takePending();
-        if (rest.length) {
+        // the next message's first bytes (the parser keeps them too: taken)
+        if (ev.rest.length) {
+          const rest = p.takePending();
           this.raw.unshift(rest);
           this.rawBytes += rest.length;
         }
@@ -208,11 +215,13 @@ export class Conn {
 
   // Starts reading the next message with the codec.
   beginMessage(options) {
+    // (the parser holds no bytes of its own here: feed takes the rest
+    // after each message's end)
     if (!this.parser) this.parser = this.bridge.takeParser(options);
-    else {
-      this.parser.takePending();
-      this.parser.reset(options);
-    }
+    // (the same options: the parser keeps its configuration)
+    else this.parser.reset(options === this.options ? undefined : options);
+    this.options = options;
+    this.timedOut = false;
     this.records.length = 0;
     this.recordBytes = 0;
     this.sizeQueued = false;
@@ -248,7 +257,8 @@ export class Conn {
 
   // Writes whole records (u8 type, u32 length, payload) into Ruby's buffer
   // at addr (cap bytes), up to an R_SIZE record (Ruby may take the body
-  // after it with fillBody); a body record is split to fit. Returns the
+  // after it with fillBody) or the message's end; a body record is split to
+  // fit, and its last one merged with an empty end (R_LAST). Returns the
   // bytes written, or -(NEED_BASE + n) when the next record is a head that
   // needs n.
   fillRecords(mem, addr, cap) {
@@ -270,10 +280,17 @@ export class Conn {
         }
         break;
       }
-      writeRecord(mem, p, type, payload);
+      // a body's last bytes and its end with the fields unchanged: one record
+      const last = type === R_BODY && i + 1 < recs.length && recs[i + 1][0] === R_END && recs[i + 1][1].length === 0;
+      writeRecord(mem, p, last ? R_LAST : type, payload);
       p += 5 + payload.length;
       this.recordBytes -= payload.length + 5;
       i++;
+      if (last) {
+        this.recordBytes -= 5;
+        i++;
+        break;
+      }
       if (type === R_SIZE) {
         this.sizeQueued = false;
         break;
@@ -385,6 +402,11 @@ function bodySize(res) {
   } catch {
     return -1;
   }
+}
+
+function hasHead(events) {
+  for (let i = 0; i < events.length; i++) if (events[i].type === 'head') return true;
+  return false;
 }
 
 function writeRecord(mem, p, type, payload) {

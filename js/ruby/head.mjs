@@ -1,7 +1,9 @@
 // The head of a response as Ruby reads it (NetHttpWasm::BufferedIO#build_response,
-// ruby/net_http_wasm.rb): "\n"-separated text Ruby splits once, built from
-// the codec's head block (Response#_head, js/response.mjs).
-import { H_VERSION, H_MESSAGE, H_INFLATE, H_DROP_ENCODING } from './constants.mjs';
+// ruby/net_http_wasm/buffered_io.rb): a flags byte, then "\n"-separated text
+// Ruby splits once, built from the codec's head block (Response#_head,
+// js/response.mjs).
+import { H_VERSION, H_MESSAGE, H_INFLATE, H_DROP_ENCODING, H_EXTRAS } from './constants.mjs';
+import { keepBody } from '../response.mjs';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -52,10 +54,23 @@ class Bytes {
   int(v) {
     this.text(String(v));
   }
-  done() {
-    return this.u8.subarray(0, this.n);
+  byte(v) {
+    this.grow(1);
+    this.u8[this.n++] = v;
+  }
+  // the bytes written but the last "\n" (Ruby's split then gives each line
+  // and nothing after), copied out (a small record into a shared slab: an
+  // ArrayBuffer per record costs more than building it), and the builder
+  // emptied for the next record
+  take() {
+    const n = this.n > 0 && this.u8[this.n - 1] === NL ? this.n - 1 : this.n;
+    this.n = 0;
+    return keepBody(this.u8.buffer, 0, n);
   }
 }
+
+// The builder of head records (one at a time).
+const builder = new Bytes(1024);
 
 function rd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
@@ -102,58 +117,75 @@ function scanBlock(u8) {
   return p === u8.length ? [strs, fields] : null;
 }
 
-// className \n version \n code \n flags \n message \n fields...
-// flags: H_VERSION, H_MESSAGE, and what Net::HTTPResponse#inflater will do
-// for decode_content (H_INFLATE, H_DROP_ENCODING: the codec's head flags,
-// decided with the parser's decodeContent). fields: name \n count \n value \n ... (none of them holds a
-// "\n": the codec read them line by line).
+// flags byte, then version \n code \n message \n fields (writeBlockFields;
+// with H_EXTRAS their count first). flags: H_VERSION, H_MESSAGE, H_EXTRAS,
+// and what Net::HTTPResponse#inflater will do for decode_content
+// (H_INFLATE, H_DROP_ENCODING: the codec's head flags, decided with the
+// parser's decodeContent). No line holds a "\n": the codec read them line
+// by line.
 // Returns { payload, inflate, inflated, block } (inflate: the fields will
 // change by 'end'; inflated: the body is inflated (H_INFLATE); block: read
 // from the head block, not through the public API).
 export function headRecord(res, decode) {
   const u8 = res._asRead || res._head;
   const scan = scanBlock(u8);
-  const b = new Bytes(u8 && u8.length ? u8.length + 64 : 256);
+  const b = builder;
   let flags = (res.httpVersion != null ? H_VERSION : 0) | (res.message != null ? H_MESSAGE : 0);
   if (scan) {
     const [s, fields] = scan;
-    flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
-    b.range(u8, s[0], s[1]);
+    const extras = blockExtras(fields);
+    flags |= (u8[0] & (H_INFLATE | H_DROP_ENCODING)) | (extras ? H_EXTRAS : 0);
+    b.byte(flags);
     b.range(u8, s[2], s[3]);
     b.range(u8, s[4], s[5]);
-    b.int(flags);
     b.range(u8, s[6], s[7]);
-    writeBlockFields(b, u8, fields);
+    writeBlockFields(b, u8, fields, extras, extras > 0);
   } else {
+    const fields = res.rawHeaderEntries();
+    const extras = entryExtras(fields);
     if (u8 instanceof Uint8Array && u8.length) flags |= u8[0] & (H_INFLATE | H_DROP_ENCODING);
-    b.text(res.className);
+    if (extras) flags |= H_EXTRAS;
+    b.byte(flags);
     b.text(res.httpVersion == null ? '' : res.httpVersion);
     b.text(res.code);
-    b.int(flags);
     const mb = res.messageBytes;
     b.bytes(mb == null ? EMPTY : mb);
-    writeFields(b, res.rawHeaderEntries());
+    writeFields(b, fields, extras, extras > 0);
   }
-  return { payload: b.done(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, inflated: (flags & H_INFLATE) !== 0, block: scan != null };
+  return { payload: b.take(), inflate: (flags & (H_INFLATE | H_DROP_ENCODING)) !== 0, inflated: (flags & H_INFLATE) !== 0, block: scan != null };
 }
 
+// The fields after decoding (an R_END record): their count, then as
+// writeBlockFields.
 export function fieldsRecord(res) {
-  const b = new Bytes(256);
+  const b = builder;
   const scan = scanBlock(res._head);
-  if (scan) writeBlockFields(b, res._head, scan[1]);
-  else writeFields(b, res.rawHeaderEntries());
-  return b.done();
+  if (scan) writeBlockFields(b, res._head, scan[1], blockExtras(scan[1]), true);
+  else {
+    const fields = res.rawHeaderEntries();
+    writeFields(b, fields, entryExtras(fields), true);
+  }
+  return b.take();
 }
 
-// The fields, laid out so that Ruby builds its hash with a few C calls:
-// count \n extras \n names... \n first values... \n then (field index,
-// value) for each value after a field's first (Set-Cookie twice, ...).
-function writeBlockFields(b, u8, fields) {
-  const n = fields.length / 3;
+function blockExtras(fields) {
   let extras = 0;
   for (let i = 2; i < fields.length; i += 3) extras += (fields[i].length >> 1) - 1;
-  b.int(n);
-  b.int(extras);
+  return extras;
+}
+
+function entryExtras(fields) {
+  let extras = 0;
+  for (const [, values] of fields) extras += values.length - 1;
+  return extras;
+}
+
+// The fields, laid out so that Ruby builds its hash with a few calls:
+// (count \n when asked) names... \n first values... \n then (field index \n
+// value) for each value after a field's first (Set-Cookie twice, ...).
+// Without the count, Ruby takes it from the number of lines.
+function writeBlockFields(b, u8, fields, extras, count) {
+  if (count) b.int(fields.length / 3);
   for (let i = 0; i < fields.length; i += 3) b.range(u8, fields[i], fields[i + 1]);
   for (let i = 2; i < fields.length; i += 3) b.range(u8, fields[i][0], fields[i][1]);
   if (extras)
@@ -166,11 +198,8 @@ function writeBlockFields(b, u8, fields) {
     }
 }
 
-function writeFields(b, fields) {
-  let extras = 0;
-  for (const [, values] of fields) extras += values.length - 1;
-  b.int(fields.length);
-  b.int(extras);
+function writeFields(b, fields, extras, count) {
+  if (count) b.int(fields.length);
   for (const [name] of fields) b.bytes(name);
   for (const [, values] of fields) b.bytes(values[0]);
   if (extras)

@@ -6,9 +6,12 @@ module NetHttpWasm
     def initialize(io, **kw)
       super
       @bridge = NetHttpWasm.bridge
+      @blocking = NetHttpWasm.blocking?
       @id = io.id
       @buf = "\0".b * BUF_MIN
       @buf_addr = NetHttpWasm.addr(@buf)
+      @hdr_buf = nil
+      @bound = false
       @grow = false
       @rec_pos = 0
       @rec_end = 0
@@ -30,51 +33,65 @@ module NetHttpWasm
       @codec_msg = false
     end
 
-    # Writes a request serialized by the codec (hdr: see Bridge#send, js/ruby/bridge.mjs).
+    # Writes a request serialized by the codec (hdr: see Bridge#request,
+    # js/ruby/bridge.mjs); the response's first records come back with it
+    # when they are there already.
     def codec_send(hdr, body)
       @rec_pos = @rec_end = 0
-      # an ASCII record goes through a buffer whose address is known (taking
-      # a String's address costs more than copying it there)
+      bind unless @bound
+      # an ASCII record goes through the bound buffer (taking a String's
+      # address costs more than copying it there)
       n = hdr.bytesize
-      if n <= HDR_BUF && hdr.ascii_only?
-        unless @hdr_buf
-          @hdr_buf = "\0".b * HDR_BUF
-          @hdr_addr = NetHttpWasm.addr(@hdr_buf)
-        end
+      rc = if n <= HDR_BUF && hdr.ascii_only?
         @hdr_buf.bytesplice(0, n, hdr)
-        at = @hdr_addr
+        if body
+          @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize)
+        elsif @blocking && !Fiber.scheduler.is_a?(Scheduler)
+          # a blocking transport waits for the response's first records in
+          # the same call, as fill_records would next (a timeout is told by
+          # the recv that follows, in read_new); not under the scheduler,
+          # whose other fibers must run while this one waits
+          @bridge.call('requestWait', @id, n, NetHttpWasm.ms(@read_timeout))
+        else
+          @bridge.call('request', @id, n)
+        end
       else
-        at = NetHttpWasm.addr(hdr)
-      end
-      rc = if body
-        @bridge.call(:send, @id, at, n, NetHttpWasm.addr(body), body.bytesize)
-      else
-        @bridge.call(:send, @id, at, n, 0, 0)
+        body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call('request', @id, n, 0, 0, NetHttpWasm.addr(hdr))
       end
       rc = rc.to_i
-      NetHttpWasm.raise_last_error if rc < 0
+      NetHttpWasm.raise_last_error if rc < 0 && rc > -NEED_BASE
       # as write0 when the kernel's buffer is full: the body must leave within
       # write_timeout (only a large body can fill the buffers)
       if body && body.bytesize > UNSENT_MAX && !@io.wait_writable(@write_timeout)
         raise Net::WriteTimeout.new(@io)
       end
       @codec_msg = true
-      @fresh = rc == 0 # nothing can have arrived yet: the first read waits
+      if rc > 0
+        @rec_end = rc
+        @grow = true if rc > @buf.bytesize - 4096 && @buf.bytesize < BUF_MAX
+      end
+      # nothing can have arrived yet: the first read waits (a head too large
+      # for the buffer: it grows first)
+      @fresh = rc == 0
       nil
     end
 
-    # Net::HTTPResponse.read_new, from the codec's records.
+    # Net::HTTPResponse.read_new, from the codec's records: u8 type, u32 LE
+    # length, payload (schema/bridge.mjs), from @rec_pos to @rec_end in @buf.
+    # (Records are read inline here and in codec_read_body: a method call per
+    # record costs more than the rest of its reading in ruby.wasm.)
     def codec_read_head
       while true
-        type, at, len = next_record
-        case type
-        when R_HEAD
+        fill_records if @rec_pos >= @rec_end
+        type, len = @buf.unpack('CV', offset: @rec_pos)
+        at = @rec_pos + 5
+        @rec_pos = at + len
+        if type == R_HEAD
           # (a message without a body ends with its head: its end record
           # stays queued and is dropped by the next codec_send)
-          return build_response(payload(at, len))
-        when R_ERROR
-          raise_record(at, len)
+          return build_response(@buf.getbyte(at), NetHttpWasm.copy_out(@buf, at + 1, len - 1).split("\n", -1))
         end
+        raise_record(at, len) if type == R_ERROR
       end
     end
 
@@ -86,15 +103,25 @@ module NetHttpWasm
       # its own
       shared = String === dest
       while true
-        type, at, len = next_record
+        fill_records if @rec_pos >= @rec_end
+        type, len = @buf.unpack('CV', offset: @rec_pos)
+        at = @rec_pos + 5
+        @rec_pos = at + len
         case type
+        when R_LAST
+          dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
+          @codec_msg = false
+          return
         when R_BODY
           dest << (shared ? @buf.byteslice(at, len) : payload(at, len))
         when R_SIZE
           read_body_direct(dest, payload(at, len).to_i) if shared
         when R_END
           @codec_msg = false
-          res.instance_variable_set(:@header, fields(payload(at, len).split("\n", -1), 0)) unless len == 0
+          unless len == 0
+            a = payload(at, len).split("\n", -1)
+            res.instance_variable_set(:@header, fields(a, 1, a[0].to_i))
+          end
           return
         when R_ERROR
           raise_record(at, len)
@@ -127,9 +154,9 @@ module NetHttpWasm
       got = 0
       begin
         while got < n
-          k = @bridge.call(:bodyNow, @id, addr + got, n - got).to_i
+          k = @bridge.call('bodyNow', @id, addr + got, n - got).to_i
           if k == RC_WOULD_BLOCK
-            k = NetHttpWasm.call_wait(:body, @id, addr + got, n - got, NetHttpWasm.ms(@read_timeout)).to_i
+            k = NetHttpWasm.call_wait('body', @id, addr + got, n - got, NetHttpWasm.ms(@read_timeout)).to_i
           end
           break if k == 0
           if k < 0
@@ -166,18 +193,20 @@ module NetHttpWasm
       NetHttpWasm.raise_payload(payload(at, len))
     end
 
-    # The next record: [type, where its payload starts in @buf, its length].
-    def next_record
-      fill_records if @rec_pos >= @rec_end
-      type, len = @buf.unpack('CV', offset: @rec_pos)
-      at = @rec_pos + 5
-      @rec_pos = at + len
-      [type, at, len]
-    end
-
     # A copy of a record's payload.
     def payload(at, len)
       NetHttpWasm.copy_out(@buf, at, len)
+    end
+
+    # Ruby's buffers for the bridge (Bridge#bind): the receive buffer, and
+    # the request records' buffer.
+    def bind
+      unless @hdr_buf
+        @hdr_buf = "\0".b * HDR_BUF
+        @hdr_addr = NetHttpWasm.addr(@hdr_buf)
+      end
+      @bridge.call('bind', @id, @buf_addr, @buf.bytesize, @hdr_addr)
+      @bound = true
     end
 
     def fill_records
@@ -185,16 +214,17 @@ module NetHttpWasm
         @grow = false
         @buf = "\0".b * (@buf.bytesize * 2)
         @buf_addr = NetHttpWasm.addr(@buf)
+        bind
       end
       while true
         n = if @fresh
           RC_WOULD_BLOCK # nothing can have arrived yet: wait
         else
-          @bridge.call(:recvNow, @id, @buf_addr, @buf.bytesize).to_i
+          @bridge.call('recvNow', @id).to_i
         end
         @fresh = false
         if n == RC_WOULD_BLOCK
-          n = NetHttpWasm.call_wait(:recv, @id, @buf_addr, @buf.bytesize, NetHttpWasm.ms(@read_timeout)).to_i
+          n = NetHttpWasm.call_wait('recv', @id, NetHttpWasm.ms(@read_timeout)).to_i
         end
         if n > 0
           @rec_pos = 0
@@ -205,6 +235,7 @@ module NetHttpWasm
         if n <= -NEED_BASE
           @buf = "\0".b * [-n - NEED_BASE, @buf.bytesize * 2].max
           @buf_addr = NetHttpWasm.addr(@buf)
+          bind
           next
         end
         @codec_msg = false
@@ -213,37 +244,40 @@ module NetHttpWasm
       end
     end
 
-    def build_response(payload)
-      a = payload.split("\n", -1)
-      flags = a[3].to_i
-      code = a[2]
-      klass = Net::HTTPResponse.__send__(:response_class, code)
-      res = klass.new(flags & H_VERSION == 0 ? nil : a[1], code, flags & H_MESSAGE == 0 ? nil : a[4])
-      res.instance_variable_set(:@header, fields(a, 5))
+    # The response of a head record's lines.
+    # The response of a head record: its flags, and its lines (version,
+    # code, message, then the fields: headRecord in js/ruby/head.mjs).
+    def build_response(flags, a)
+      code = a[1]
+      # (response_class's first lookup, without its call)
+      klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
+      res = klass.new(flags & H_VERSION == 0 ? nil : a[0], code, flags & H_MESSAGE == 0 ? nil : a[2])
+      header = if flags & H_EXTRAS == 0
+        fields(a, 3, (a.size - 3) >> 1)
+      else
+        fields(a, 4, a[3].to_i)
+      end
+      res.instance_variable_set(:@header, header)
       inflate = flags & (H_INFLATE | H_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
     end
 
-    # count \n extras \n names... \n first values... \n (index \n value)...
-    # from a[i] on (see writeBlockFields in js/ruby/head.mjs) → the @header hash
-    def fields(a, i)
-      n = a[i].to_i
-      x = a[i + 1].to_i
+    # names... first values... (index, value)... of n fields from a[i] on
+    # (see writeBlockFields in js/ruby/head.mjs) → the @header hash
+    def fields(a, i, n)
       h = {}
-      k = i + 2
-      e = k + n
+      k = i
+      e = i + n
       while k < e
         h[a[k]] = [a[k + n]]
         k += 1
       end
-      if x > 0
-        j = i + 2 + 2 * n
-        e = j + 2 * x
-        while j < e
-          h[a[i + 2 + a[j].to_i]] << a[j + 1]
-          j += 2
-        end
+      j = i + 2 * n
+      e = a.size
+      while j < e
+        h[a[i + a[j].to_i]] << a[j + 1]
+        j += 2
       end
       h
     end

@@ -143,7 +143,7 @@ module NetHttpWasm
       h = @header
       ks = h.keys
       n = ks.size
-      hdr = String.new(capacity: 256)
+      hdr = ''.b
       hdr << m << "\n" << path << "\n" << ver << "\n" << (flags | SEND_FLAT).to_s << "\n"
       i = 0
       while i < n
@@ -160,7 +160,7 @@ module NetHttpWasm
         # one value per field (the usual case): name, value pairs
         lines = 4 + 2 * n
       else
-        hdr = String.new(capacity: 512)
+        hdr = ''.b
         hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
         lines = 4
         h.each do |k, vs|
@@ -203,18 +203,21 @@ module NetHttpWasm
       sock = @socket
       return super unless NetHttpWasm::BufferedIO === sock && sock.codec_msg?
       # as Net::HTTPResponse#inflater before the body is read (the codec
-      # told what it does: @__nhw_inflate, from the head's fields)
-      case @__nhw_inflate
-      when H_INFLATE
-        delete 'content-encoding'
-        # Inflater#inflate_adapter makes the destination binary
-        if dest.respond_to?(:set_encoding)
-          dest.set_encoding(Encoding::ASCII_8BIT)
-        elsif dest.respond_to?(:force_encoding)
-          dest.force_encoding(Encoding::ASCII_8BIT)
+      # told what it does: @__nhw_inflate, from the head's fields; unset
+      # when nothing). An Integer compared with nil, as a `case` would,
+      # costs microseconds in ruby.wasm (Integer#== guards against recursion).
+      if (inflate = @__nhw_inflate)
+        if inflate == H_INFLATE
+          delete 'content-encoding'
+          # Inflater#inflate_adapter makes the destination binary
+          if dest.respond_to?(:set_encoding)
+            dest.set_encoding(Encoding::ASCII_8BIT)
+          elsif dest.respond_to?(:force_encoding)
+            dest.force_encoding(Encoding::ASCII_8BIT)
+          end
+        elsif inflate == H_DROP_ENCODING
+          delete 'content-encoding'
         end
-      when H_DROP_ENCODING
-        delete 'content-encoding'
       end
       return sock.codec_read_body(dest, self) if @ignore_eof != false
       __nhw_read_body_to_length(sock, dest)

@@ -174,13 +174,13 @@ module NetHttpWasm
 
     # 1: data waiting, 2: end of stream (or error), 0: nothing yet.
     def state
-      @closed ? 2 : @bridge.call(:state, @id).to_i
+      @closed ? 2 : @bridge.call('state', @id).to_i
     end
 
     def wait_readable(timeout = nil)
       raise IOError, 'closed stream' if @closed
       if timeout && timeout <= 0
-        r = @bridge.call(:settle, @id).to_i
+        r = @bridge.call('settle', @id).to_i
         # the host may not have looked at the socket while Ruby was busy
         r = NetHttpWasm.await(@bridge.call(:settleLater, @id)).to_i if r == S_UNSETTLED
         return r != S_EMPTY ? self : nil
