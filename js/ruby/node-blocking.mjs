@@ -36,14 +36,16 @@ const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
 // A wait on a HereConn that the poll did not end sleeps a slice, reads the
 // fd, and so on: a slice is half the time waited so far, at least
-// SLICE_MIN ms, and at most SLICE_MAX ms or a twentieth of the time waited
-// so far: an answer is seen at most half as late again as it came, and at
-// most 2 ms or 5% late (a wait of a second wakes about 85 times).
+// SLICE_MIN ms and at most the larger of SLICE_MAX ms and a twentieth of
+// the time waited, never more than SLICE_CAP ms: an answer is seen at most
+// half as late again as it came, at most 2 ms or 5% late, and never more
+// than 20 ms late (a wait of a second wakes about 100 times).
 const SLICE_MIN = 0.05;
 const SLICE_MAX = 2;
+const SLICE_CAP = 20;
 
 function sliceAfter(waited) {
-  return Math.max(SLICE_MIN, Math.min(waited / 2, Math.max(SLICE_MAX, waited / 20)));
+  return Math.max(SLICE_MIN, Math.min(waited / 2, Math.min(SLICE_CAP, Math.max(SLICE_MAX, waited / 20))));
 }
 
 /** A copy of bytes that can be handed to the other thread without another copy. */
