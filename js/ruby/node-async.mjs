@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from './conn.mjs';
-import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, resetAtEnd } from './node-fd.mjs';
+import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
   constructor(bridge, socket, spec) {
@@ -86,12 +86,8 @@ class NodeConn extends Conn {
     // for a connection made at once, which the stream does not know is up
     // yet); what the kernel does not take goes through the stream
     if (this.fd >= 0 && this.unsent === 0 && !this.socket.writableLength) {
-      const [n, err] = writeFd(this.fd, bytes);
-      if (err) {
-        this.onError(...socketError(err));
-        return true;
-      }
-      if (n === bytes.length) return true;
+      const n = deliverWrite(this, writeFd(this.fd, bytes));
+      if (n < 0 || n === bytes.length) return true;
       bytes = bytes.subarray(n);
     }
     // in pieces, so that a writer waiting for room sees each one go

@@ -28,8 +28,8 @@
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
 import { readFileSync } from 'node:fs';
 import { Conn } from './conn.mjs';
-import { socketError, connectHere } from './node-connect.mjs';
-import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead, fdOf } from './node-fd.mjs';
+import { connectHere } from './node-connect.mjs';
+import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead, deliverWrite, fdOf } from './node-fd.mjs';
 import { Pending, then } from './pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
@@ -86,9 +86,7 @@ class WorkerConn extends Conn {
     } finally {
       this.unlock();
     }
-    if (!r[1]) return r[0];
-    this.onError(...socketError(r[1]));
-    return -1;
+    return deliverWrite(this, r);
   }
   // Takes what the kernel holds for a direct connection (a large body: read
   // after read while they fill the buffer, up to a MiB: readBurst): true when
@@ -155,12 +153,8 @@ class HereConn extends Conn {
     if (this.closed || this.fd < 0) return false;
     let data = bytes;
     if (this.queue.length === 0) {
-      const [n, err] = writeFd(this.fd, bytes);
-      if (err) {
-        this.onError(...socketError(err));
-        return true;
-      }
-      if (n === bytes.length) return true;
+      const n = deliverWrite(this, writeFd(this.fd, bytes));
+      if (n < 0 || n === bytes.length) return true;
       data = bytes.subarray(n);
     }
     // (a copy: the caller's bytes may be a view of memory it reuses)
@@ -172,10 +166,9 @@ class HereConn extends Conn {
   flush() {
     while (this.queue.length && this.fd >= 0 && !this.error) {
       const head = this.queue[0];
-      const [n, err] = writeFd(this.fd, head);
-      if (err) {
+      const n = deliverWrite(this, writeFd(this.fd, head));
+      if (n < 0) {
         this.queue = [];
-        this.onError(...socketError(err));
         return;
       }
       if (n > 0) this.onFlushed(n);

@@ -159,6 +159,13 @@ export function writeFd(fd, bytes) {
   return [off, null];
 }
 
+/** What writeFd gave, handed to a Conn: the bytes taken, or -1 (the error is the Conn's). */
+export function deliverWrite(conn, [n, err]) {
+  if (!err) return n;
+  conn.onError(...socketError(err));
+  return -1;
+}
+
 /** What readFd gave, handed to a Conn (js/ruby/conn.mjs): returns n. */
 export function deliverRead(conn, [n, x]) {
   if (n > 0) conn.onData(x, true);
