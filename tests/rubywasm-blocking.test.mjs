@@ -82,6 +82,27 @@ for (const version of VERSIONS) {
       assert.deepEqual(r, [want, want, want, want]);
     });
 
+    test('a long eval making connection after connection: past 1024 since the event loop last turned, they go through the I/O thread', async () => {
+      // (a socket made in the VM's thread is let go by that thread's event
+      // loop only; the count starts over once it has turned)
+      const here = `NetHttpWasm.bridge[:conns].call(:get, $h.instance_variable_get(:@socket).io.id)[:here].to_s`;
+      const r = await rbJSON(vm, `
+        u = URI("http://127.0.0.1:${srv.port}/n")
+        codes = Array.new(1100) { Net::HTTP.get_response(u).code }.tally
+        $h = Net::HTTP.new('127.0.0.1', ${srv.port})
+        $h.start
+        [codes, $h.get('/last').code, ${here}]`);
+      assert.deepEqual(r, [{ 200: 1100 }, '200', 'undefined']);
+      // (time for the VM's thread to finish with its messages and turn its loop)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const r2 = await rbJSON(vm, `
+        $h.finish
+        $h = Net::HTTP.new('127.0.0.1', ${srv.port})
+        $h.start
+        [$h.get('/next').code, ${here}].tap { $h.finish }`);
+      assert.deepEqual(r2, ['200', 'true']);
+    });
+
     test('a POST after the server closed the kept-alive connection during sleep goes on a new connection', async () => {
       const before = srv.conns.length;
       const r = await rbJSON(vm, `

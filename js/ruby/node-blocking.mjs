@@ -48,6 +48,14 @@ function sliceAfter(waited) {
   return Math.max(SLICE_MIN, Math.min(waited / 2, Math.min(SLICE_CAP, Math.max(SLICE_MAX, waited / 20))));
 }
 
+// A socket of node:net is let go only by its thread's event loop (its
+// handle's close, and the connect it never waited for, complete there),
+// and this thread's loop does not turn while Ruby runs in vm.eval: after
+// MADE_HERE_MAX HereConns since it last turned, new connections go through
+// the I/O thread, so that a long eval that makes connection after
+// connection holds a bounded amount of memory (about 3 KB a socket).
+const MADE_HERE_MAX = 1024;
+
 /** A copy of bytes that can be handed to the other thread without another copy. */
 function own(bytes) {
   return bytes.byteOffset === 0 && bytes.buffer.byteLength === bytes.length && !(bytes.buffer instanceof SharedArrayBuffer) ? bytes : bytes.slice();
@@ -209,6 +217,7 @@ class BlockingIO {
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
     this.nextId = 1;
+    this.madeHere = 0; // HereConns made since this thread's event loop last turned
     this.deferring = false;
   }
 
@@ -311,10 +320,13 @@ class BlockingIO {
   }
 
   open(bridge, spec, old = null) {
-    if (!old && !spec.upgrade) {
+    if (!old && !spec.upgrade && this.madeHere < MADE_HERE_MAX) {
       const r = connectHere(spec);
       if (typeof r === 'string') return r;
-      if (r) return { conn: new HereConn(bridge, r.socket, pollPolicy(spec)), info: r.info };
+      if (r) {
+        if (this.madeHere++ === 0) setImmediate(() => (this.madeHere = 0)).unref();
+        return { conn: new HereConn(bridge, r.socket, pollPolicy(spec)), info: r.info };
+      }
     }
     const id = this.nextId++;
     if (old) {
