@@ -53,9 +53,10 @@ class Slabs {
 
 // Head blocks are private to their Response and never written.
 const heads = new Slabs(16384, 1024);
-// A small body shares its ArrayBuffer with other responses' bodies (only);
-// body.buffer is then not the body's alone (copy it with slice() before
-// transferring it).
+// A small body shares its ArrayBuffer with other responses' bodies (and
+// the ruby.wasm bridge's small records and requests, which never change
+// it); body.buffer is then not the body's alone (copy it with slice()
+// before transferring it).
 const bodies = new Slabs(16384, 4096);
 
 /** A copy of bytes [start, end) of `buffer` for a Response's head block. */

@@ -244,7 +244,6 @@ module NetHttpWasm
       end
     end
 
-    # The response of a head record's lines.
     # The response of a head record: its flags, and its lines (version,
     # code, message, then the fields: headRecord in js/ruby/head.mjs).
     def build_response(flags, a)
