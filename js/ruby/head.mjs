@@ -69,8 +69,8 @@ class Bytes {
   }
 }
 
-// The builder of head records (one at a time).
-const builder = new Bytes(1024);
+// The builder of head records (one at a time; made by the first).
+let builder = null;
 
 function rd32(u8, p) {
   return (u8[p] | (u8[p + 1] << 8) | (u8[p + 2] << 16) | (u8[p + 3] << 24)) >>> 0;
@@ -129,7 +129,7 @@ function scanBlock(u8) {
 export function headRecord(res, decode) {
   const u8 = res._asRead || res._head;
   const scan = scanBlock(u8);
-  const b = builder;
+  const b = builder || (builder = new Bytes(1024));
   let flags = (res.httpVersion != null ? H_VERSION : 0) | (res.message != null ? H_MESSAGE : 0);
   if (scan) {
     const [s, fields] = scan;
@@ -158,7 +158,7 @@ export function headRecord(res, decode) {
 // The fields after decoding (an R_END record): their count, then as
 // writeBlockFields.
 export function fieldsRecord(res) {
-  const b = builder;
+  const b = builder || (builder = new Bytes(1024));
   const scan = scanBlock(res._head);
   if (scan) writeBlockFields(b, res._head, scan[1], blockExtras(scan[1]), true);
   else {

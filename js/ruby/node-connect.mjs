@@ -104,11 +104,31 @@ function isIpAddress(h) {
   return IPV4.test(h) || h.includes(':');
 }
 
+// An IPv6 address as Ruby writes it in a URI ("[::1]"), as sockets take it.
+function unbracket(h) {
+  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
+}
+
+// net.connect's options for a plain connection to spec's host, from spec's
+// local end when given.
+function plainOptions({ host, port, localAddress, localPort }) {
+  const o = { host: unbracket(host), port, noDelay: true };
+  if (localAddress) o.localAddress = unbracket(localAddress);
+  if (localPort) o.localPort = localPort;
+  return o;
+}
+
+// The failure text of an open whose connect(2) failed (see connect).
+function connectFailure(e) {
+  const code = errnoOf(e);
+  return code ? `errno\n${code}` : `IOError\n${e && e.message}`;
+}
+
 function tlsOptions(base, settings, connectHost) {
   const o = Object.assign({}, base, { rejectUnauthorized: settings.verify, ALPNProtocols: ['http/1.1'] });
   // Net::HTTP sends SNI and checks the certificate for its address (the
   // name), also when it connects to ipaddr; no SNI for an IP address
-  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  const name = settings.servername ? unbracket(settings.servername) : connectHost;
   if (!isIpAddress(name)) o.servername = name;
   // (also over a tunnel's socket, whose own name is not the server's)
   o.checkServerIdentity = (_host, cert) => tls.checkServerIdentity(name, cert);
@@ -133,7 +153,7 @@ function peerChain(socket, settings, connectHost) {
     seen.add(c.fingerprint256);
     ders.push(c.raw.toString('base64'));
   }
-  const name = settings.servername ? settings.servername.replace(/^\[(.*)\]$/, '$1') : connectHost;
+  const name = settings.servername ? unbracket(settings.servername) : connectHost;
   const leaf = socket.getPeerCertificate();
   const nameOk = leaf && leaf.raw && !tls.checkServerIdentity(name, leaf) ? 1 : 0;
   const a = socket.remoteAddress || '';
@@ -152,7 +172,7 @@ function peerChain(socket, settings, connectHost) {
  * separately; the handshake's timeout is a bare Net::OpenTimeout.
  */
 export function connect(spec, done) {
-  const { host, port, tls: settings, timeoutMs, localAddress, localPort, socket: over } = spec;
+  const { host, port, tls: settings, timeoutMs, socket: over } = spec;
   // a socket connected at once (connectAtOnce) that its event loop has not
   // reported yet: TLS starts once it has
   if (over && over.connecting) {
@@ -181,10 +201,8 @@ export function connect(spec, done) {
     if (socket) socket.destroy();
     finish(null, text);
   };
-  const connectHost = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
-  const base = over ? { socket: over } : { host: connectHost, port, noDelay: true };
-  if (!over && localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
-  if (!over && localPort) base.localPort = localPort;
+  const connectHost = unbracket(host);
+  const base = over ? { socket: over } : plainOptions(spec);
   let event = 'connect';
   // a plain connection to an IP address: connected in this call when the
   // kernel can tell at once (see connectAtOnce)
@@ -194,7 +212,7 @@ export function connect(spec, done) {
       socket = connectAtOnce(base, connectHost, family);
       const now = connectedNow(socket);
       if (now === true) return finish(socket, socketInfo(socket));
-      if (now) return fail(errnoOf(now) ? `errno\n${errnoOf(now)}` : `IOError\n${now.message}`);
+      if (now) return fail(connectFailure(now));
     } else if (settings) {
       event = 'secureConnect';
       let o;
@@ -258,13 +276,10 @@ export function connect(spec, done) {
  * stream never reads.
  */
 export function connectHere(spec) {
-  const { host, port, tls: settings, localAddress, localPort } = spec;
-  const address = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+  const base = plainOptions(spec);
+  const address = base.host;
   const family = net.isIP(address);
-  if (settings || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
-  const base = { port, noDelay: true };
-  if (localAddress) base.localAddress = localAddress.startsWith('[') ? localAddress.slice(1, -1) : localAddress;
-  if (localPort) base.localPort = localPort;
+  if (spec.tls || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
   let socket;
   try {
     socket = connectAtOnce(base, address, family);
@@ -277,8 +292,7 @@ export function connectHere(spec) {
   const now = connectedNow(socket);
   if (now === true) return { socket, info: socketInfo(socket) };
   socket.destroy();
-  if (!now) return null;
-  return errnoOf(now) ? `errno\n${errnoOf(now)}` : `IOError\n${now.message}`;
+  return now ? connectFailure(now) : null;
 }
 
 // "family\naddress\nport" of the connection's local end.
