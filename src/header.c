@@ -45,7 +45,7 @@ static uint32_t hash_name(const uint8_t *s, size_t n)
 
 static int name_eq(const nh_headers *h, const nh_field *f, const uint8_t *s, size_t n)
 {
-    return f->name_len == n && (n == 0 || memcmp(h->bytes.data + f->name_off, s, n) == 0);
+    return f->name_len == n && nh_same_bytes(h->bytes.data + f->name_off, s, n);
 }
 
 /* Small stores are scanned; an index is built once they grow. */
@@ -122,7 +122,8 @@ int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen)
     return nh_headers_add(h, lkey, llen);
 }
 
-int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
+/* A new field named by the store's bytes [off, off + len). */
+static int add_named(nh_headers *h, uint32_t off, size_t llen)
 {
     if (h->nfields == h->capfields) {
         uint32_t cap = h->capfields ? h->capfields * 2 : 16;
@@ -135,8 +136,7 @@ int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
         h->capfields = cap;
     }
     nh_field *f = &h->fields[h->nfields];
-    if (store_bytes(h, lkey, llen, &f->name_off))
-        return NH_NOMEM;
+    f->name_off = off;
     f->name_len = (uint32_t)llen;
     f->head = f->tail = NH_NIL;
     f->nvals = 0;
@@ -155,6 +155,39 @@ int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
             return NH_NOMEM;
     }
     return (int)idx;
+}
+
+int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
+{
+    uint32_t off;
+    if (store_bytes(h, lkey, llen, &off))
+        return NH_NOMEM;
+    return add_named(h, off, llen);
+}
+
+/* add_field(key, val) of a value known to be a String without CR or LF:
+ *   stringified_downcased_key = key.downcase.to_s
+ *   if @header.key?(stringified_downcased_key)
+ *     append_field_value(@header[stringified_downcased_key], val)
+ *   else
+ *     set_field(key, val)
+ * The key is downcased straight into the store, where it stays if new. */
+int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen)
+{
+    size_t at = h->bytes.len;
+    if (at > UINT32_MAX || nh_headers_key(h, &h->bytes, key, klen))
+        return NH_NOMEM;
+    size_t llen = h->bytes.len - at;
+    h->bytes.len = at;
+    long fi = nh_headers_find(h, h->bytes.data + at, llen);
+    if (fi < 0) {
+        if (llen > UINT32_MAX - at)
+            return NH_NOMEM;
+        h->bytes.len = at + llen;
+        if ((fi = add_named(h, (uint32_t)at, llen)) < 0)
+            return NH_NOMEM;
+    }
+    return nh_headers_push(h, fi, val, vlen);
 }
 
 int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)

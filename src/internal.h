@@ -18,18 +18,63 @@ int nh_fail(nh_buf *out, nh_error *err, int cls, const char *msg);
  * WebAssembly.  The regions must not overlap. */
 void nh_copy(uint8_t *d, const uint8_t *s, size_t n);
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the word-at-a-time helpers read bytes little-endian"
+#endif
+
+/* memcmp(a, b, n) == 0 for the short strings of a head (names): eight
+ * bytes a step, inline. */
+static inline int nh_same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    uint64_t x, y;
+    if (n >= 8) {
+        for (size_t i = 0;; i += 8) {
+            if (i + 8 > n)
+                i = n - 8; /* the last eight, overlapping */
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y)
+                return 0;
+            if (i + 8 == n)
+                return 1;
+        }
+    }
+    if (n >= 4) {
+        uint32_t p, q, r, t;
+        memcpy(&p, a, 4);
+        memcpy(&q, b, 4);
+        memcpy(&r, a + n - 4, 4);
+        memcpy(&t, b + n - 4, 4);
+        return p == q && r == t;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return 0;
+    return 1;
+}
+
+/* The bytes of w (eight read little-endian) equal to c, flagged by their
+ * high bit: the lowest flag is the first such byte (a borrow flags only
+ * bytes above one), so that the first of several bytes is
+ * __builtin_ctzll(nh_word_eq(w, c) | nh_word_eq(w, d)) >> 3. */
+static inline uint64_t nh_word_eq(uint64_t w, uint8_t c)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    w ^= ones * c;
+    return (w - ones) & ~w & highs;
+}
+
 /* memchr, eight bytes a step (lines and fields are short: the C library's
  * memchr spends most of its time getting started). */
 static inline const uint8_t *nh_find_byte(const uint8_t *s, size_t n, uint8_t c)
 {
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u, pat = ones * c;
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        w ^= pat;
-        if ((w - ones) & ~w & highs)
-            break; /* a byte of these eight is c */
+        uint64_t m = nh_word_eq(w, c);
+        if (m)
+            return s + i + (__builtin_ctzll(m) >> 3);
     }
     for (; i < n; i++)
         if (s[i] == c)
@@ -37,8 +82,16 @@ static inline const uint8_t *nh_find_byte(const uint8_t *s, size_t n, uint8_t c)
     return NULL;
 }
 
-/* Inline fast paths of nh_buf_append / nh_buf_putc for the codec's hot
- * loops; they fall back to the functions in buf.c to grow the buffer. */
+/* Inline fast paths of nh_buf_reserve / nh_buf_append / nh_buf_putc for
+ * the codec's hot loops; they fall back to the functions in buf.c to grow
+ * the buffer. */
+static inline int nh_buf_reserve_fast(nh_buf *b, size_t extra)
+{
+    if (b->data && extra <= b->cap - b->len)
+        return NH_OK;
+    return nh_buf_reserve(b, extra);
+}
+
 static inline int nh_buf_append_fast(nh_buf *b, const void *p, size_t n)
 {
     if (b->data && n <= b->cap - b->len) {
@@ -58,6 +111,7 @@ static inline int nh_buf_putc_fast(nh_buf *b, uint8_t c)
     return nh_buf_putc(b, c);
 }
 
+#define nh_buf_reserve(b, n) nh_buf_reserve_fast(b, n)
 #define nh_buf_append(b, p, n) nh_buf_append_fast(b, p, n)
 #define nh_buf_putc(b, c) nh_buf_putc_fast(b, c)
 
@@ -84,6 +138,11 @@ int nh_utf8_char(const uint8_t *s, size_t n, uint32_t *cp);
 int nh_utf8_valid(const uint8_t *s, size_t n);
 /* String#strip: the [start, end) range that remains. */
 void nh_strip(const uint8_t *s, size_t n, size_t *start, size_t *end);
+/* The bytes String#strip removes: NUL and ASCII whitespace. */
+static inline int nh_strip_byte(uint8_t c)
+{
+    return c == 0 || c == ' ' || (c >= '\t' && c <= '\r');
+}
 
 /* ---- Header store (header.c): Net::HTTPHeader ---- */
 
@@ -127,6 +186,9 @@ int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen);
 /* set for a key known to be absent (nh_headers_find said -1): a new field. */
 int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen);
 int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen);
+/* add_field(key, val) for a key as given (downcased here) and a value
+ * without CR or LF. */
+int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen);
 int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen);
 /* Appends v1, v2, ... joined with ", " (what self[key] returns). */
 int nh_headers_join(const nh_headers *h, long field, nh_buf *out);

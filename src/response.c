@@ -78,9 +78,9 @@ static void head_reset(nh_resp *p)
     p->hdr.profile = p->cfg.profile;
     p->pending = 0;
     p->key.len = p->val.len = 0;
-    p->vp = NULL;
-    p->vn = 0;
-    p->v_kept = 0;
+    p->kp = p->vp = NULL;
+    p->kn = p->vn = 0;
+    p->v_kept = p->v_plain = 0;
     p->nlines = 0;
     p->coding = 0;
 }
@@ -163,14 +163,16 @@ int resp_joined(nh_resp *p, long fi)
     return nh_headers_join(&p->hdr, fi, &p->tmp);
 }
 
-/* The pending value copied into p->val (its line is about to go away). */
-static int keep_value(nh_resp *p)
+/* The pending key and value copied into p->key and p->val (their line is
+ * about to go away). */
+static int keep_field(nh_resp *p)
 {
     if (p->v_kept)
         return NH_OK;
-    p->val.len = 0;
-    if (nh_buf_append(&p->val, p->vp, p->vn))
+    p->key.len = p->val.len = 0;
+    if (nh_buf_append(&p->key, p->kp, p->kn) || nh_buf_append(&p->val, p->vp, p->vn))
         return NH_NOMEM;
+    p->kp = p->key.data;
     p->vp = p->val.data;
     p->v_kept = 1;
     return NH_OK;
@@ -182,7 +184,7 @@ static int add_field(feed *f)
     nh_resp *p = f->p;
     p->pending = 0;
     /* a value never holds "\n" (lines end there), "\r" it can */
-    if (p->vn && nh_find_byte(p->vp, p->vn, '\r'))
+    if (!p->v_plain && p->vn && nh_find_byte(p->vp, p->vn, '\r'))
         return resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
     if (++p->nlines > p->cfg.max_fields) {
         f->msg->len = 0;
@@ -192,11 +194,7 @@ static int add_field(feed *f)
             return NH_NOMEM;
         return NH_ERROR;
     }
-    /* the key was downcased as it was read */
-    long fi = nh_headers_find(&p->hdr, p->key.data, p->key.len);
-    if (fi < 0 && (fi = nh_headers_add(&p->hdr, p->key.data, p->key.len)) < 0)
-        return NH_NOMEM;
-    return nh_headers_push(&p->hdr, fi, p->vn ? p->vp : (const uint8_t *)"", p->vn);
+    return nh_headers_add_field(&p->hdr, p->kp, p->kn, p->vn ? p->vp : (const uint8_t *)"", p->vn);
 }
 
 /* ---- lines ---- */
@@ -333,10 +331,11 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
     size_t a, b;
     nh_strip(s, n, &a, &b);
     if ((s[0] == ' ' || s[0] == '\t') && p->pending) {
-        if (keep_value(p) || (p->val.len && nh_buf_putc(&p->val, ' ')) || nh_buf_append(&p->val, s + a, b - a))
+        if (keep_field(p) || (p->val.len && nh_buf_putc(&p->val, ' ')) || nh_buf_append(&p->val, s + a, b - a))
             return NH_NOMEM;
         p->vp = p->val.data;
         p->vn = p->val.len;
+        p->v_plain = 0;
         return NH_OK;
     }
     if (p->pending) {
@@ -352,17 +351,90 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
         k--;
     while (v < b && is_space(s[v]))
         v++;
-    p->key.len = 0;
-    if (nh_ascii_downcase(&p->key, s + a, k - a))
-        return NH_NOMEM;
-    /* the value is read where it is, and copied only when its line goes
-     * away first: a line kept in p->line (the next one reuses it), or the
-     * input when this call ends (nh_resp_feed) */
+    /* the key and value are read where they are, and copied only when
+     * their line goes away first: a line kept in p->line (the next one
+     * reuses it), or the input when this call ends (nh_resp_feed) */
+    p->kp = s + a;
+    p->kn = k - a;
     p->vp = s + v;
     p->vn = b - v;
     p->v_kept = 0;
+    p->v_plain = 0;
     p->pending = 1;
-    return s == p->line.data ? keep_value(p) : NH_OK;
+    return s == p->line.data ? keep_field(p) : NH_OK;
+}
+
+/* The first of bytes c and d in s[i, n), or n. */
+static size_t first_of(const uint8_t *s, size_t i, size_t n, uint8_t c, uint8_t d)
+{
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t m = nh_word_eq(w, c) | nh_word_eq(w, d);
+        if (m)
+            return i + (__builtin_ctzll(m) >> 3);
+    }
+    while (i < n && s[i] != c && s[i] != d)
+        i++;
+    return i;
+}
+
+/* header_line for the usual field line, read where it is in the input:
+ * "name: value" and "\r\n" or "\n", with no other CR, not folded, not
+ * starting with whitespace, no "\v" or "\f" after the colon.  The same
+ * rules, in one pass.  *took: the line's length, or 0 when header_line
+ * must read it (the line is not whole in the input, or is not one of
+ * these). */
+static int field_line(feed *f, size_t *took)
+{
+    nh_resp *p = f->p;
+    const uint8_t *s = f->in + f->i;
+    size_t n = f->n - f->i;
+    *took = 0;
+    if (nh_strip_byte(s[0]))
+        return NH_OK;
+    /* line.strip.split(/\s*:\s*\/, 2), the line stripped at neither end */
+    size_t c = first_of(s, 0, n, ':', '\n');
+    if (c == n || s[c] != ':')
+        return NH_OK;
+    size_t k = c, v = c + 1;
+    while (k > 0 && is_space(s[k - 1]))
+        k--;
+    while (v < n && (s[v] == ' ' || s[v] == '\t'))
+        v++;
+    size_t e = first_of(s, v, n, '\r', '\n'), len;
+    if (e == n)
+        return NH_OK;
+    if (s[e] == '\n')
+        len = e + 1;
+    else if (e + 1 < n && s[e + 1] == '\n')
+        len = e + 2;
+    else
+        return NH_OK;
+    if (v < e && (s[v] == '\v' || s[v] == '\f'))
+        return NH_OK;
+    if (p->head_bytes + len > p->cfg.max_header_bytes)
+        return NH_OK; /* read_line fails */
+    /* sub(/\s+\z/, '') and strip at the end */
+    size_t b = e;
+    while (b > v && nh_strip_byte(s[b - 1]))
+        b--;
+    f->i += len;
+    p->head_bytes += len;
+    *took = len;
+    if (p->pending) {
+        int rc = add_field(f);
+        if (rc)
+            return rc;
+    }
+    p->kp = s;
+    p->kn = k;
+    p->vp = s + v;
+    p->vn = b - v;
+    p->v_kept = 0;
+    p->v_plain = 1;
+    p->pending = 1;
+    return NH_OK;
 }
 
 /* ---- framing ---- */
@@ -678,11 +750,20 @@ static int step(feed *f)
         p->line.len = 0;
         return rc;
     case ST_HEADERS:
-        rc = read_line(f, LINE_HEAD, &s, &len);
-        if (rc <= 0)
-            return rc;
-        rc = header_line(f, s, len);
-        p->line.len = 0;
+        /* line after line, while the input lasts */
+        do {
+            if (!p->cfg.strict && !p->line.len) {
+                if ((rc = field_line(f, &len)))
+                    return rc;
+                if (len)
+                    continue;
+            }
+            rc = read_line(f, LINE_HEAD, &s, &len);
+            if (rc <= 0)
+                return rc;
+            rc = header_line(f, s, len);
+            p->line.len = 0;
+        } while (!rc && p->state == ST_HEADERS && f->i < f->n);
         return rc;
     case ST_LENGTH:
     case ST_RANGE:
@@ -836,7 +917,7 @@ int nh_resp_feed(nh_resp *p, const uint8_t *in, size_t n, int eof, nh_buf *ev, n
         if (rc)
             return remember(p, rc, msg, err);
     }
-    if (p->pending && keep_value(p))
+    if (p->pending && keep_field(p))
         return remember(p, NH_NOMEM, msg, err);
     p->base += f.i;
     return NH_OK;

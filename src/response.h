@@ -47,11 +47,13 @@ struct nh_resp {
     /* header fields */
     nh_headers hdr;
     int pending;          /* key/value read but not yet added */
-    nh_buf key;           /* its key, downcased as read */
-    const uint8_t *vp;    /* its value: a view of this call's input, */
+    const uint8_t *kp;    /* its key and value as read: views of this */
+    size_t kn;            /* call's input, */
+    const uint8_t *vp;
     size_t vn;
-    int v_kept;           /* ... or (1) of val, where it outlives the input */
-    nh_buf val;
+    int v_kept;           /* ... or (1) of key and val, where they outlive the input */
+    int v_plain;          /* the value is known to hold no CR (field_line) */
+    nh_buf key, val;
     uint64_t nlines;
     int body_exist;
     int changed;          /* decoding changed the fields */

@@ -4,35 +4,55 @@
 
 static uint8_t *w32(uint8_t *q, size_t v)
 {
-    q[0] = (uint8_t)v;
-    q[1] = (uint8_t)(v >> 8);
-    q[2] = (uint8_t)(v >> 16);
-    q[3] = (uint8_t)(v >> 24);
+    uint32_t x = (uint32_t)v; /* little-endian (internal.h) */
+    memcpy(q, &x, 4);
     return q + 4;
 }
-/* Writes a string. */
-static uint8_t *wstr(uint8_t *q, const uint8_t *s, size_t n)
-{
-    q = w32(q, n);
-    nh_copy(q, s, n);
-    return q + n;
-}
-/* The bytes of s[0, n) ORed together (eight at a time). */
-static uint64_t or_bytes(const uint8_t *s, size_t n)
+/* Copies s[0, n) to d and returns the bytes ORed together (eight at a time:
+ * only their high bits matter). */
+static uint64_t copy_or(uint8_t *d, const uint8_t *s, size_t n)
 {
     uint64_t a = 0, w;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, s + i, 8);
-        a |= w;
+    if (n >= 8) {
+        for (size_t i = 0;; i += 8) {
+            if (i + 8 > n)
+                i = n - 8; /* the last eight, overlapping */
+            memcpy(&w, s + i, 8);
+            memcpy(d + i, &w, 8);
+            a |= w;
+            if (i + 8 == n)
+                return a;
+        }
     }
-    for (; i < n; i++)
-        a |= s[i];
+    if (n >= 4) {
+        uint32_t x, y;
+        memcpy(&x, s, 4);
+        memcpy(&y, s + n - 4, 4);
+        memcpy(d, &x, 4);
+        memcpy(d + n - 4, &y, 4);
+        return x | y;
+    }
+    for (size_t i = 0; i < n; i++)
+        a |= d[i] = s[i];
     return a;
 }
-static size_t r32(const uint8_t *q)
+/* The writer of a head block: where it is, and the bytes of its strings
+ * and of its numbers ORed together, for the ASCII flags. */
+typedef struct block {
+    uint8_t *q;
+    uint64_t str;
+    uint32_t num;
+} block;
+static void put32(block *b, size_t v)
 {
-    return (size_t)q[0] | (size_t)q[1] << 8 | (size_t)q[2] << 16 | (size_t)q[3] << 24;
+    b->num |= (uint32_t)v;
+    b->q = w32(b->q, v);
+}
+static void put_str(block *b, const uint8_t *s, size_t n)
+{
+    put32(b, n);
+    b->str |= copy_or(b->q, s, n);
+    b->q += n;
 }
 /* A field name's id: its index + 1 in the common names (schema.h), or 0. */
 static uint8_t name_id(const uint8_t *s, size_t n)
@@ -42,71 +62,49 @@ static uint8_t name_id(const uint8_t *s, size_t n)
     if (n == 0 || n >= sizeof names[0])
         return 0;
     uint8_t id = slots[NH_NAME_HASH(s, n)];
-    return id && names[id - 1][n] == 0 && memcmp(names[id - 1], s, n) == 0 ? id : 0;
+    return id && names[id - 1][n] == 0 && nh_same_bytes((const uint8_t *)names[id - 1], s, n) ? id : 0;
 }
-/* Hints for the JS side, from the block's bytes after its flags:
- * NH_HEAD_ASCII_BLOCK when all of them are ASCII, else NH_HEAD_ASCII when
- * the strings' bytes are. */
-static int ascii_flags(const uint8_t *b, const uint8_t *end)
-{
-    const uint64_t highs = 0x8080808080808080u;
-    if (!(or_bytes(b, (size_t)(end - b)) & highs))
-        return NH_HEAD_ASCII | NH_HEAD_ASCII_BLOCK;
-    uint64_t any = 0;
-    for (int i = 0; i < 4; i++, b += 4 + r32(b)) /* class name, version, code, message */
-        any |= or_bytes(b + 4, r32(b));
-    size_t nf = r32(b);
-    b += 4;
-    for (size_t fi = 0; fi < nf; fi++) {
-        b++; /* the name id */
-        any |= or_bytes(b + 4, r32(b));
-        b += 4 + r32(b);
-        size_t nv = r32(b);
-        b += 4;
-        for (size_t v = 0; v < nv; v++, b += 4 + r32(b))
-            any |= or_bytes(b + 4, r32(b));
-    }
-    return any & highs ? 0 : NH_HEAD_ASCII;
-}
-/* Appends a head event: the response as it stands now. */
+/* Appends a head event: the response as it stands now.  Flags
+ * NH_HEAD_ASCII_BLOCK when all of the block's bytes after its flags are
+ * ASCII, else NH_HEAD_ASCII when the strings' bytes are (hints for the JS
+ * side). */
 int resp_put_head(feed *f, int type)
 {
     nh_resp *p = f->p;
     const nh_headers *h = &p->hdr;
     const char *name = p->cls->name;
     size_t nl = strlen(name);
-    size_t size = 1 + 4 + 1 + 4 * 4 + nl + p->ver_len + 3 + p->msg_len + 4;
-    for (uint32_t fi = 0; fi < h->nfields; fi++) {
-        const nh_field *fl = &h->fields[fi];
-        if (!fl->live)
-            continue;
-        size += 9 + fl->name_len;
-        for (uint32_t v = fl->head; v != NH_NIL; v = h->vals[v].next)
-            size += 4 + h->vals[v].len;
-    }
-    if (nh_buf_reserve(f->ev, size))
+    /* at most: the store's bytes hold every live name and value */
+    size_t most = 1 + 4 + 1 + 4 * 4 + nl + p->ver_len + 3 + p->msg_len + 4 + h->bytes.len +
+                  9 * (size_t)h->nfields + 4 * (size_t)h->nvals;
+    if (nh_buf_reserve(f->ev, most))
         return NH_NOMEM;
-    uint8_t *q = f->ev->data + f->ev->len;
-    *q++ = (uint8_t)type;
-    q = w32(q, size - 5);
-    uint8_t *flags = q++;
-    q = wstr(q, (const uint8_t *)name, nl);
-    q = wstr(q, p->st.data, p->ver_len);
-    q = wstr(q, p->code, 3);
-    q = wstr(q, p->st.data + p->ver_len, p->msg_len);
-    q = w32(q, h->nlive);
+    uint8_t *start = f->ev->data + f->ev->len;
+    block b = {start + 6, 0, 0};
+    put_str(&b, (const uint8_t *)name, nl);
+    put_str(&b, p->st.data, p->ver_len);
+    put_str(&b, p->code, 3);
+    put_str(&b, p->st.data + p->ver_len, p->msg_len);
+    put32(&b, h->nlive);
+    const uint8_t *bytes = h->bytes.data;
     for (uint32_t fi = 0; fi < h->nfields; fi++) {
         const nh_field *fl = &h->fields[fi];
         if (!fl->live)
             continue;
-        *q++ = name_id(h->bytes.data + fl->name_off, fl->name_len);
-        q = wstr(q, h->bytes.data + fl->name_off, fl->name_len);
-        q = w32(q, fl->nvals);
+        *b.q++ = name_id(bytes + fl->name_off, fl->name_len); /* below 0x80 */
+        put_str(&b, bytes + fl->name_off, fl->name_len);
+        put32(&b, fl->nvals);
         for (uint32_t v = fl->head; v != NH_NIL; v = h->vals[v].next)
-            q = wstr(q, h->bytes.data + h->vals[v].off, h->vals[v].len);
+            put_str(&b, bytes + h->vals[v].off, h->vals[v].len);
     }
-    *flags = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
-                       (p->body_exist ? NH_HEAD_BODY : 0) | p->coding | ascii_flags(flags + 1, q));
+    size_t size = (size_t)(b.q - start);
+    start[0] = (uint8_t)type;
+    w32(start + 1, size - 5);
+    int ascii = b.str & 0x8080808080808080u ? 0
+                : b.num & 0x80808080u       ? NH_HEAD_ASCII
+                                            : NH_HEAD_ASCII | NH_HEAD_ASCII_BLOCK;
+    start[5] = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
+                         (p->body_exist ? NH_HEAD_BODY : 0) | p->coding | ascii);
     f->ev->len += size;
     return NH_OK;
 }

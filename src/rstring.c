@@ -85,28 +85,50 @@ int nh_utf8_valid(const uint8_t *s, size_t n)
 
 /* ---- case mapping of binary strings (enc/ascii.c) --------------------- */
 
+/* 0x20 set in each byte of w from 'A' to 'Z' (the low seven bits plus a
+ * constant reach 0x80 from 'A' on, and from past 'Z' on; no byte carries
+ * into the next). */
+static inline uint64_t upper_bits(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t low7 = w & ~highs;
+    uint64_t from_a = low7 + ones * (0x80 - 'A');
+    uint64_t past_z = low7 + ones * (0x7F - 'Z');
+    return (from_a & ~past_z & ~w & highs) >> 2;
+}
+
 int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
     uint8_t *o = out->data + out->len; /* not out->data[out->len++]: a byte store may alias out */
-    size_t i = 0;
-    /* eight bytes a step: 0x20 set in each byte from 'A' to 'Z' (the low
-     * seven bits plus a constant reach 0x80 from 'A' on, and from past 'Z'
-     * on; no byte carries into the next) */
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        uint64_t low7 = w & ~highs;
-        uint64_t from_a = low7 + ones * (0x80 - 'A');
-        uint64_t past_z = low7 + ones * (0x7F - 'Z');
-        w |= (from_a & ~past_z & ~w & highs) >> 2;
-        memcpy(o + i, &w, 8);
-    }
-    for (; i < n; i++) {
-        uint8_t c = s[i];
-        o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+    uint64_t w;
+    if (n >= 8) {
+        /* eight bytes a step, the last eight overlapping the ones before */
+        for (size_t i = 0;; i += 8) {
+            if (i + 8 > n)
+                i = n - 8;
+            memcpy(&w, s + i, 8);
+            w |= upper_bits(w);
+            memcpy(o + i, &w, 8);
+            if (i + 8 == n)
+                break;
+        }
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        w = (uint64_t)a | (uint64_t)b << 32;
+        w |= upper_bits(w);
+        a = (uint32_t)w;
+        b = (uint32_t)(w >> 32);
+        memcpy(o + n - 4, &b, 4);
+        memcpy(o, &a, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = s[i];
+            o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+        }
     }
     out->len += n;
     return NH_OK;
@@ -330,18 +352,14 @@ int nh_scrub_utf8(nh_buf *out, const uint8_t *s, size_t n)
  * ends; none of these bytes occurs inside a multibyte UTF-8 character, so
  * this works on bytes.  (MRI raises ArgumentError "invalid byte sequence in
  * UTF-8" for a string that is not valid UTF-8; this function then strips
- * as String#strip does on the same bytes as a binary string.) */
-static int strip_byte(uint8_t c)
-{
-    return c == 0 || c == ' ' || (c >= '\t' && c <= '\r');
-}
-
+ * as String#strip does on the same bytes as a binary string.)  The bytes:
+ * nh_strip_byte. */
 void nh_strip(const uint8_t *s, size_t n, size_t *start, size_t *end)
 {
     size_t a = 0, b = n;
-    while (a < b && strip_byte(s[a]))
+    while (a < b && nh_strip_byte(s[a]))
         a++;
-    while (b > a && strip_byte(s[b - 1]))
+    while (b > a && nh_strip_byte(s[b - 1]))
         b--;
     *start = a;
     *end = b;
