@@ -86,7 +86,7 @@ long nh_headers_find(const nh_headers *h, const uint8_t *lkey, size_t llen)
 {
     if (!h->index) {
         for (uint32_t fi = 0; fi < h->nfields; fi++)
-            if (h->fields[fi].live && name_eq(h, &h->fields[fi], lkey, llen))
+            if (name_eq(h, &h->fields[fi], lkey, llen) && h->fields[fi].live)
                 return (long)fi;
         return -1;
     }
@@ -165,32 +165,8 @@ int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
     return add_named(h, off, llen);
 }
 
-/* add_field(key, val) of a value known to be a String without CR or LF:
- *   stringified_downcased_key = key.downcase.to_s
- *   if @header.key?(stringified_downcased_key)
- *     append_field_value(@header[stringified_downcased_key], val)
- *   else
- *     set_field(key, val)
- * The key is downcased straight into the store, where it stays if new. */
-int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen)
-{
-    size_t at = h->bytes.len;
-    if (at > UINT32_MAX || nh_headers_key(h, &h->bytes, key, klen))
-        return NH_NOMEM;
-    size_t llen = h->bytes.len - at;
-    h->bytes.len = at;
-    long fi = nh_headers_find(h, h->bytes.data + at, llen);
-    if (fi < 0) {
-        if (llen > UINT32_MAX - at)
-            return NH_NOMEM;
-        h->bytes.len = at + llen;
-        if ((fi = add_named(h, (uint32_t)at, llen)) < 0)
-            return NH_NOMEM;
-    }
-    return nh_headers_push(h, fi, val, vlen);
-}
-
-int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)
+/* Appends a value to a field's list, its bytes at the store's [off, off + vlen). */
+static int push_at(nh_headers *h, long field, uint32_t off, size_t vlen)
 {
     if (h->nvals == h->capvals) {
         uint32_t cap = h->capvals ? h->capvals * 2 : 16;
@@ -203,8 +179,7 @@ int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)
         h->capvals = cap;
     }
     nh_value *v = &h->vals[h->nvals];
-    if (store_bytes(h, val, vlen, &v->off))
-        return NH_NOMEM;
+    v->off = off;
     v->len = (uint32_t)vlen;
     v->next = NH_NIL;
     nh_field *f = &h->fields[field];
@@ -215,6 +190,51 @@ int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)
     f->tail = h->nvals++;
     f->nvals++;
     return NH_OK;
+}
+
+int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen)
+{
+    uint32_t off;
+    if (store_bytes(h, val, vlen, &off))
+        return NH_NOMEM;
+    return push_at(h, field, off, vlen);
+}
+
+/* add_field(key, val) of a value known to be a String without CR or LF:
+ *   stringified_downcased_key = key.downcase.to_s
+ *   if @header.key?(stringified_downcased_key)
+ *     append_field_value(@header[stringified_downcased_key], val)
+ *   else
+ *     set_field(key, val)
+ * The key is downcased straight into the store, where it stays if new,
+ * and the value follows it. */
+int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen)
+{
+    size_t at = h->bytes.len, llen = klen;
+    if ((uint64_t)at + klen + vlen > UINT32_MAX)
+        return NH_NOMEM;
+    if (h->binary) {
+        if (nh_buf_reserve(&h->bytes, klen + vlen))
+            return NH_NOMEM;
+        nh_ascii_downcase_to(h->bytes.data + at, key, klen);
+    } else {
+        if (nh_headers_key(h, &h->bytes, key, klen))
+            return NH_NOMEM;
+        llen = h->bytes.len - at;
+        h->bytes.len = at;
+        if ((uint64_t)at + llen + vlen > UINT32_MAX || nh_buf_reserve(&h->bytes, llen + vlen))
+            return NH_NOMEM;
+    }
+    long fi = nh_headers_find(h, h->bytes.data + at, llen);
+    if (fi < 0) {
+        h->bytes.len = at + llen;
+        if ((fi = add_named(h, (uint32_t)at, llen)) < 0)
+            return NH_NOMEM;
+    }
+    uint32_t off = (uint32_t)h->bytes.len;
+    nh_copy(h->bytes.data + off, val, vlen);
+    h->bytes.len += vlen;
+    return push_at(h, fi, off, vlen);
 }
 
 int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen)

@@ -28,16 +28,15 @@ static inline int nh_same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
 {
     uint64_t x, y;
     if (n >= 8) {
-        for (size_t i = 0;; i += 8) {
-            if (i + 8 > n)
-                i = n - 8; /* the last eight, overlapping */
+        for (size_t i = 0; i + 8 < n; i += 8) {
             memcpy(&x, a + i, 8);
             memcpy(&y, b + i, 8);
             if (x != y)
                 return 0;
-            if (i + 8 == n)
-                return 1;
         }
+        memcpy(&x, a + n - 8, 8); /* the last eight, overlapping */
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
     }
     if (n >= 4) {
         uint32_t p, q, r, t;
@@ -123,6 +122,8 @@ int nh_utf8_downcase(nh_buf *out, const uint8_t *s, size_t n, int profile);
 int nh_utf8_capitalize(nh_buf *out, const uint8_t *s, size_t n, int profile);
 /* ASCII-only variants, as Ruby applies them to binary (ASCII-8BIT) strings. */
 int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n);
+/* nh_ascii_downcase into o[0, n) (not overlapping s). */
+void nh_ascii_downcase_to(uint8_t *o, const uint8_t *s, size_t n);
 int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n);
 /* 1 if String#inspect shows code point `cp` literally in a UTF-8 string. */
 int nh_unicode_printable(uint32_t cp, int profile);

@@ -765,9 +765,24 @@ static int step(feed *f)
             p->line.len = 0;
         } while (!rc && p->state == ST_HEADERS && f->i < f->n);
         return rc;
+    case ST_EOF: {
+        size_t off = f->i;
+        f->i = f->n;
+        return body_bytes(f, off, avail, 0);
+    }
+    case ST_CH_SIZE:
+    chunk_size:
+        rc = read_line(f, LINE_CHUNK, &s, &len);
+        if (rc <= 0)
+            return rc;
+        rc = chunk_size_line(f, s, len);
+        if (rc || p->state != ST_CH_DATA || f->i == f->n)
+            return rc;
+        /* fall through: the chunk's data */
     case ST_LENGTH:
     case ST_RANGE:
     case ST_CH_DATA: {
+        avail = f->n - f->i;
         size_t take = avail < p->remaining ? avail : (size_t)p->remaining;
         size_t off = f->i;
         f->i += take;
@@ -782,19 +797,12 @@ static int step(feed *f)
             return resp_message_end(f);
         p->state = ST_CH_CRLF;
         p->crlf_left = 2;
-        return NH_OK;
+        if (f->i == f->n)
+            return NH_OK;
     }
-    case ST_EOF: {
-        size_t off = f->i;
-        f->i = f->n;
-        return body_bytes(f, off, avail, 0);
-    }
-    case ST_CH_SIZE:
-        rc = read_line(f, LINE_CHUNK, &s, &len);
-        if (rc <= 0)
-            return rc;
-        return chunk_size_line(f, s, len);
+        /* fall through: the 2 bytes after it */
     case ST_CH_CRLF: {
+        avail = f->n - f->i;
         if (p->cfg.strict) {
             for (size_t k = 0; k < avail && k < (size_t)p->crlf_left; k++)
                 if (f->in[f->i + k] != ((size_t)p->crlf_left - k == 2 ? '\r' : '\n'))
@@ -808,7 +816,9 @@ static int step(feed *f)
         if (p->crlf_left)
             return NH_OK;
         p->state = ST_CH_SIZE;
-        return NH_OK;
+        if (f->i == f->n)
+            return NH_OK;
+        goto chunk_size; /* the next chunk */
     }
     case ST_CH_TRAILER: {
         if (p->cfg.strict) {

@@ -14,15 +14,14 @@ static uint64_t copy_or(uint8_t *d, const uint8_t *s, size_t n)
 {
     uint64_t a = 0, w;
     if (n >= 8) {
-        for (size_t i = 0;; i += 8) {
-            if (i + 8 > n)
-                i = n - 8; /* the last eight, overlapping */
+        for (size_t i = 0; i + 8 < n; i += 8) {
             memcpy(&w, s + i, 8);
             memcpy(d + i, &w, 8);
             a |= w;
-            if (i + 8 == n)
-                return a;
         }
+        memcpy(&w, s + n - 8, 8); /* the last eight, overlapping */
+        memcpy(d + n - 8, &w, 8);
+        return a | w;
     }
     if (n >= 4) {
         uint32_t x, y;
@@ -112,8 +111,12 @@ int resp_put_body(feed *f, int src, size_t off, size_t len)
 {
     if (len == 0)
         return NH_OK;
-    if (nh_buf_putc(f->ev, NH_EV_BODY) || nh_buf_putc(f->ev, (uint8_t)src) || nh_put_u32(f->ev, off) ||
-        nh_put_u32(f->ev, len))
+    if (nh_buf_reserve(f->ev, 10))
         return NH_NOMEM;
+    uint8_t *q = f->ev->data + f->ev->len;
+    q[0] = NH_EV_BODY;
+    q[1] = (uint8_t)src;
+    w32(w32(q + 2, off), len);
+    f->ev->len += 10;
     return NH_OK;
 }

@@ -101,19 +101,24 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
         return NH_NOMEM;
-    uint8_t *o = out->data + out->len; /* not out->data[out->len++]: a byte store may alias out */
+    nh_ascii_downcase_to(out->data + out->len, s, n);
+    out->len += n;
+    return NH_OK;
+}
+
+void nh_ascii_downcase_to(uint8_t *o, const uint8_t *s, size_t n)
+{
     uint64_t w;
     if (n >= 8) {
         /* eight bytes a step, the last eight overlapping the ones before */
-        for (size_t i = 0;; i += 8) {
-            if (i + 8 > n)
-                i = n - 8;
+        for (size_t i = 0; i + 8 < n; i += 8) {
             memcpy(&w, s + i, 8);
             w |= upper_bits(w);
             memcpy(o + i, &w, 8);
-            if (i + 8 == n)
-                break;
         }
+        memcpy(&w, s + n - 8, 8);
+        w |= upper_bits(w);
+        memcpy(o + n - 8, &w, 8);
     } else if (n >= 4) {
         uint32_t a, b;
         memcpy(&a, s, 4);
@@ -130,8 +135,6 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
             o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
         }
     }
-    out->len += n;
-    return NH_OK;
 }
 
 int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n)
