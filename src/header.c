@@ -24,6 +24,7 @@ void nh_headers_reset(nh_headers *h)
 {
     h->bytes.len = 0;
     h->nfields = h->nlive = h->nvals = 0;
+    h->seen = 0;
     if (h->index)
         memset(h->index, 0, h->index_cap * sizeof *h->index);
 }
@@ -82,8 +83,16 @@ static int index_rebuild(nh_headers *h)
     return NH_OK;
 }
 
+/* A name's bit in h->seen: by its length and first byte. */
+static uint64_t seen_bit(const uint8_t *s, size_t n)
+{
+    return (uint64_t)1 << ((n + (n ? s[0] * 5u : 0)) & 63);
+}
+
 long nh_headers_find(const nh_headers *h, const uint8_t *lkey, size_t llen)
 {
+    if (!(h->seen & seen_bit(lkey, llen)))
+        return -1;
     if (!h->index) {
         for (uint32_t fi = 0; fi < h->nfields; fi++)
             if (name_eq(h, &h->fields[fi], lkey, llen) && h->fields[fi].live)
@@ -138,6 +147,7 @@ static int add_named(nh_headers *h, uint32_t off, size_t llen)
     nh_field *f = &h->fields[h->nfields];
     f->name_off = off;
     f->name_len = (uint32_t)llen;
+    h->seen |= seen_bit(h->bytes.data + off, llen);
     f->head = f->tail = NH_NIL;
     f->nvals = 0;
     f->live = 1;

@@ -170,6 +170,8 @@ typedef struct nh_headers {
     uint32_t nvals, capvals;
     uint32_t *index;   /* open addressing: field index + 1, 0 empty */
     uint32_t index_cap;
+    uint64_t seen;     /* a bit for each name added since the reset (seen_bit):
+                        * a name whose bit is clear is absent */
     int profile;
     int binary;        /* names read from the wire: ASCII-only case mapping */
 } nh_headers;

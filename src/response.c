@@ -379,6 +379,29 @@ static size_t first_of(const uint8_t *s, size_t i, size_t n, uint8_t c, uint8_t 
     return i;
 }
 
+/* The first "\r" or "\n" in s[i, n), or n: the bytes below 0x0E are
+ * flagged eight at a time (the lowest flag is exact), then looked at. */
+static size_t first_cr_lf(const uint8_t *s, size_t i, size_t n)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t m = (w - ones * 0x0E) & ~w & highs;
+        if (!m) {
+            i += 8;
+            continue;
+        }
+        i += __builtin_ctzll(m) >> 3;
+        if (s[i] == '\r' || s[i] == '\n')
+            return i;
+        i++; /* a tab, NUL or other control byte */
+    }
+    while (i < n && s[i] != '\r' && s[i] != '\n')
+        i++;
+    return i;
+}
+
 /* header_line for the usual field line, read where it is in the input:
  * "name: value" and "\r\n" or "\n", with no other CR, not folded, not
  * starting with whitespace, no "\v" or "\f" after the colon.  The same
@@ -402,7 +425,7 @@ static int field_line(feed *f, size_t *took)
         k--;
     while (v < n && (s[v] == ' ' || s[v] == '\t'))
         v++;
-    size_t e = first_of(s, v, n, '\r', '\n'), len;
+    size_t e = first_cr_lf(s, v, n), len;
     if (e == n)
         return NH_OK;
     if (s[e] == '\n')
