@@ -404,8 +404,8 @@ static size_t first_cr_lf(const uint8_t *s, size_t i, size_t n)
 
 /* header_line for the usual field line, read where it is in the input:
  * "name: value" and "\r\n" or "\n", with no other CR, not folded, not
- * starting with whitespace, no "\v" or "\f" after the colon.  The same
- * rules, in one pass.  *took: the line's length, or 0 when header_line
+ * starting with whitespace, no "\v" or "\f" after the colon, or for the
+ * empty line that ends the head.  The same rules, in one pass.  *took: the line's length, or 0 when header_line
  * must read it (the line is not whole in the input, or is not one of
  * these). */
 static int field_line(feed *f, size_t *took)
@@ -414,8 +414,16 @@ static int field_line(feed *f, size_t *took)
     const uint8_t *s = f->in + f->i;
     size_t n = f->n - f->i;
     *took = 0;
-    if (nh_strip_byte(s[0]))
-        return NH_OK;
+    if (nh_strip_byte(s[0])) {
+        /* the empty line that ends the head */
+        size_t len = s[0] == '\n' ? 1 : s[0] == '\r' && n >= 2 && s[1] == '\n' ? 2 : 0;
+        if (!len || p->head_bytes + len > p->cfg.max_header_bytes)
+            return NH_OK;
+        f->i += len;
+        p->head_bytes += len;
+        *took = len;
+        return end_of_head(f);
+    }
     /* line.strip.split(/\s*:\s*\/, 2), the line stripped at neither end */
     size_t c = first_of(s, 0, n, ':', '\n');
     if (c == n || s[c] != ':')
@@ -715,6 +723,22 @@ int resp_message_end(feed *f)
     return NH_OK;
 }
 
+/* A chunk of v bytes comes, or the last one (0). */
+static void chunk_size(nh_resp *p, uint64_t v)
+{
+    p->line.len = 0;
+    if (v == 0) {
+        p->state = ST_CH_TRAILER;
+        p->tl_len = 0;
+        p->tl_cr = 0;
+    } else {
+        p->remaining = v;
+        p->state = ST_CH_DATA;
+    }
+}
+
+/* read_chunked: line = @socket.readline; hexlen = line.slice(/[0-9a-fA-F]+/)
+ * or raise; len = hexlen.hex */
 static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
@@ -730,22 +754,30 @@ static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
     if (i == n)
         return resp_fail_with(f, NH_E_BAD_RESPONSE, "wrong chunk size line: ", s, n);
     uint64_t v = 0;
-    for (; i < n && nh_hex_val(s[i]) >= 0; i++) {
-        if (v > (UINT64_MAX >> 4))
-            v = UINT64_MAX;
-        else
-            v = v << 4 | (uint64_t)nh_hex_val(s[i]);
-    }
-    p->line.len = 0;
-    if (v == 0) {
-        p->state = ST_CH_TRAILER;
-        p->tl_len = 0;
-        p->tl_cr = 0;
-    } else {
-        p->remaining = v;
-        p->state = ST_CH_DATA;
-    }
+    int d;
+    for (; i < n && (d = nh_hex_val(s[i])) >= 0; i++)
+        v = v > (UINT64_MAX >> 4) ? UINT64_MAX : v << 4 | (uint64_t)d;
+    chunk_size(p, v);
     return NH_OK;
+}
+
+/* chunk_size_line for the usual line, read where it is in the input: up
+ * to 16 hex digits and "\r\n".  Its length, or 0 when chunk_size_line
+ * must read it. */
+static size_t chunk_size_fast(feed *f)
+{
+    nh_resp *p = f->p;
+    const uint8_t *s = f->in + f->i;
+    size_t n = f->n - f->i, j = 0;
+    uint64_t v = 0;
+    int d;
+    for (; j < n && j < 16 && (d = nh_hex_val(s[j])) >= 0; j++)
+        v = v << 4 | (uint64_t)d;
+    if (j == 0 || j + 2 > n || s[j] != '\r' || s[j + 1] != '\n' || j + 2 > p->cfg.max_header_bytes)
+        return 0;
+    f->i += j + 2;
+    chunk_size(p, v);
+    return j + 2;
 }
 
 /* read_chunked's `read 2` after an inflate error got its 2 bytes: the error. */
@@ -794,13 +826,16 @@ static int step(feed *f)
         return body_bytes(f, off, avail, 0);
     }
     case ST_CH_SIZE:
-    chunk_size:
-        rc = read_line(f, LINE_CHUNK, &s, &len);
-        if (rc <= 0)
-            return rc;
-        rc = chunk_size_line(f, s, len);
-        if (rc || p->state != ST_CH_DATA || f->i == f->n)
-            return rc;
+    next_chunk:
+        if (p->cfg.strict || p->line.len || !chunk_size_fast(f)) {
+            rc = read_line(f, LINE_CHUNK, &s, &len);
+            if (rc <= 0)
+                return rc;
+            if ((rc = chunk_size_line(f, s, len)))
+                return rc;
+        }
+        if (p->state != ST_CH_DATA || f->i == f->n)
+            return NH_OK;
         /* fall through: the chunk's data */
     case ST_LENGTH:
     case ST_RANGE:
@@ -841,7 +876,7 @@ static int step(feed *f)
         p->state = ST_CH_SIZE;
         if (f->i == f->n)
             return NH_OK;
-        goto chunk_size; /* the next chunk */
+        goto next_chunk;
     }
     case ST_CH_TRAILER: {
         if (p->cfg.strict) {
