@@ -50,19 +50,7 @@ int nh_buf_putc(nh_buf *b, uint8_t c)
 
 void nh_copy(uint8_t *d, const uint8_t *s, size_t n)
 {
-    if (n > 64) {
-        memcpy(d, s, n);
-    } else if (n >= 8) {
-        for (size_t i = 0; i + 8 < n; i += 8)
-            memcpy(d + i, s + i, 8);
-        memcpy(d + n - 8, s + n - 8, 8); /* the last eight, overlapping */
-    } else if (n >= 4) {
-        memcpy(d, s, 4);
-        memcpy(d + n - 4, s + n - 4, 4);
-    } else {
-        for (size_t i = 0; i < n; i++)
-            d[i] = s[i];
-    }
+    nh_copy_inline(d, s, n);
 }
 
 void nh_buf_free(nh_buf *b)

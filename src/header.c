@@ -132,7 +132,7 @@ int nh_headers_set(nh_headers *h, const uint8_t *lkey, size_t llen)
 }
 
 /* A new field named by the store's bytes [off, off + len). */
-static int add_named(nh_headers *h, uint32_t off, size_t llen)
+static inline __attribute__((always_inline)) int add_named(nh_headers *h, uint32_t off, size_t llen)
 {
     if (h->nfields == h->capfields) {
         uint32_t cap = h->capfields ? h->capfields * 2 : 16;
@@ -176,7 +176,7 @@ int nh_headers_add(nh_headers *h, const uint8_t *lkey, size_t llen)
 }
 
 /* Appends a value to a field's list, its bytes at the store's [off, off + vlen). */
-static int push_at(nh_headers *h, long field, uint32_t off, size_t vlen)
+static inline __attribute__((always_inline)) int push_at(nh_headers *h, long field, uint32_t off, size_t vlen)
 {
     if (h->nvals == h->capvals) {
         uint32_t cap = h->capvals ? h->capvals * 2 : 16;
@@ -242,7 +242,7 @@ int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const u
             return NH_NOMEM;
     }
     uint32_t off = (uint32_t)h->bytes.len;
-    nh_copy(h->bytes.data + off, val, vlen);
+    nh_copy_inline(h->bytes.data + off, val, vlen);
     h->bytes.len += vlen;
     return push_at(h, fi, off, vlen);
 }

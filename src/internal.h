@@ -15,8 +15,26 @@ int nh_fail(nh_buf *out, nh_error *err, int cls, const char *msg);
 
 /* memcpy for the short strings of a message head (names, values, lines):
  * eight bytes a move, where the C library's memcpy moves them one by one in
- * WebAssembly.  The regions must not overlap. */
+ * WebAssembly.  The regions must not overlap.  nh_copy is the function, the
+ * inline form is for the hottest loops (the module stays small). */
 void nh_copy(uint8_t *d, const uint8_t *s, size_t n);
+static inline void nh_copy_inline(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n > 64) {
+        memcpy(d, s, n);
+    } else if (n >= 8) {
+        for (size_t i = 0; i + 8 < n; i += 8)
+            memcpy(d + i, s + i, 8);
+        memcpy(d + n - 8, s + n - 8, 8); /* the last eight, overlapping */
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            d[i] = s[i];
+    }
+}
+
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the word-at-a-time helpers read bytes little-endian"
@@ -122,8 +140,50 @@ int nh_utf8_downcase(nh_buf *out, const uint8_t *s, size_t n, int profile);
 int nh_utf8_capitalize(nh_buf *out, const uint8_t *s, size_t n, int profile);
 /* ASCII-only variants, as Ruby applies them to binary (ASCII-8BIT) strings. */
 int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n);
+/* 0x20 set in each byte of w from 'A' to 'Z' (the low seven bits plus a
+ * constant reach 0x80 from 'A' on, and from past 'Z' on; no byte carries
+ * into the next). */
+static inline uint64_t nh_ascii_upper_bits(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
+    uint64_t low7 = w & ~highs;
+    uint64_t from_a = low7 + ones * (0x80 - 'A');
+    uint64_t past_z = low7 + ones * (0x7F - 'Z');
+    return (from_a & ~past_z & ~w & highs) >> 2;
+}
+
 /* nh_ascii_downcase into o[0, n) (not overlapping s). */
-void nh_ascii_downcase_to(uint8_t *o, const uint8_t *s, size_t n);
+static inline void nh_ascii_downcase_to(uint8_t *o, const uint8_t *s, size_t n)
+{
+    uint64_t w;
+    if (n >= 8) {
+        /* eight bytes a step, the last eight overlapping the ones before */
+        for (size_t i = 0; i + 8 < n; i += 8) {
+            memcpy(&w, s + i, 8);
+            w |= nh_ascii_upper_bits(w);
+            memcpy(o + i, &w, 8);
+        }
+        memcpy(&w, s + n - 8, 8);
+        w |= nh_ascii_upper_bits(w);
+        memcpy(o + n - 8, &w, 8);
+    } else if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + n - 4, 4);
+        w = (uint64_t)a | (uint64_t)b << 32;
+        w |= nh_ascii_upper_bits(w);
+        a = (uint32_t)w;
+        b = (uint32_t)(w >> 32);
+        memcpy(o + n - 4, &b, 4);
+        memcpy(o, &a, 4);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = s[i];
+            o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
+        }
+    }
+}
+
 int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n);
 /* 1 if String#inspect shows code point `cp` literally in a UTF-8 string. */
 int nh_unicode_printable(uint32_t cp, int profile);

@@ -85,18 +85,6 @@ int nh_utf8_valid(const uint8_t *s, size_t n)
 
 /* ---- case mapping of binary strings (enc/ascii.c) --------------------- */
 
-/* 0x20 set in each byte of w from 'A' to 'Z' (the low seven bits plus a
- * constant reach 0x80 from 'A' on, and from past 'Z' on; no byte carries
- * into the next). */
-static inline uint64_t upper_bits(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    uint64_t low7 = w & ~highs;
-    uint64_t from_a = low7 + ones * (0x80 - 'A');
-    uint64_t past_z = low7 + ones * (0x7F - 'Z');
-    return (from_a & ~past_z & ~w & highs) >> 2;
-}
-
 int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
 {
     if (nh_buf_reserve(out, n))
@@ -104,37 +92,6 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n)
     nh_ascii_downcase_to(out->data + out->len, s, n);
     out->len += n;
     return NH_OK;
-}
-
-void nh_ascii_downcase_to(uint8_t *o, const uint8_t *s, size_t n)
-{
-    uint64_t w;
-    if (n >= 8) {
-        /* eight bytes a step, the last eight overlapping the ones before */
-        for (size_t i = 0; i + 8 < n; i += 8) {
-            memcpy(&w, s + i, 8);
-            w |= upper_bits(w);
-            memcpy(o + i, &w, 8);
-        }
-        memcpy(&w, s + n - 8, 8);
-        w |= upper_bits(w);
-        memcpy(o + n - 8, &w, 8);
-    } else if (n >= 4) {
-        uint32_t a, b;
-        memcpy(&a, s, 4);
-        memcpy(&b, s + n - 4, 4);
-        w = (uint64_t)a | (uint64_t)b << 32;
-        w |= upper_bits(w);
-        a = (uint32_t)w;
-        b = (uint32_t)(w >> 32);
-        memcpy(o + n - 4, &b, 4);
-        memcpy(o, &a, 4);
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            uint8_t c = s[i];
-            o[i] = (c >= 'A' && c <= 'Z') ? (uint8_t)(c + 32) : c;
-        }
-    }
 }
 
 int nh_ascii_capitalize(nh_buf *out, const uint8_t *s, size_t n)
