@@ -24,7 +24,8 @@
 // copied across the Ruby/JS boundary, time in JS (bridge, codec included),
 // in the codec's C, waiting for the network, and in Ruby (the rest); and
 // the byte work alone (exec + read_new + read_body_0, with no network) for
-// MRI and ruby.wasm, codec on and off.
+// MRI and ruby.wasm, codec on and off, and the whole kept-alive request over
+// a socket that answers at once (the client's own cost per request).
 // --against DIR: each ruby.wasm client (and the byte work) also runs with
 // the bridge of another checkout (DIR/js/ruby/node.mjs, e.g. an older
 // commit's `git archive`), interleaved with this one's: before/after figures
@@ -108,6 +109,49 @@ def nhw_bytes_only(n, resp)
     i += 1
   end
   $nhw_bytes / n * 1e6
+end
+
+# The whole kept-alive request over a socket that answers at once (native
+# MRI: Net::HTTP#connect gives Net::BufferedIO an IO that hands out the
+# response after each request's head): the client's own cost per request.
+class NhwInstantIO
+  def initialize(resp)
+    @resp = resp
+    @due = 0
+    @out = +''.b
+    @closed = false
+  end
+
+  def write_nonblock(s, exception: true)
+    @out << s
+    if @out.include?("\\r\\n\\r\\n")
+      @due += 1
+      @out.clear
+    end
+    s.bytesize
+  end
+
+  def read_nonblock(_n, buf = nil, exception: true)
+    return(exception ? raise(IO::EAGAINWaitReadable) : :wait_readable) if @due == 0
+    @due -= 1
+    buf ? buf.replace(@resp) : @resp.dup
+  end
+
+  def wait_readable(_t = nil) = @due > 0 ? self : nil
+  def wait_writable(_t = nil) = self
+  def to_io = self
+  def closed? = @closed
+  def close = @closed = true
+end
+
+def nhw_instant(n, resp)
+  Net::HTTP.define_method(:connect) do
+    @socket = Net::BufferedIO.new(NhwInstantIO.new(resp), read_timeout: @read_timeout,
+                                  write_timeout: @write_timeout, continue_timeout: @continue_timeout)
+    on_connect
+  end
+  Net::HTTP.send(:private, :connect)
+  nhw_run(80, '/bytes/2048', n, true, false, nil, 2048).join(',')
 end
 
 def nhw_run(port, path, n, keep, tls, ca, size)
@@ -246,14 +290,17 @@ function nodeClient() {
 async function byteWork(mri, other) {
   const rows = {};
   const n = Math.max(50, N);
+  const canned = `${JSON.stringify(CANNED.toString('latin1'))}.b`;
   if (mri) {
-    const us = [];
+    const row = { bytes: [], whole: [] };
     for (let pass = 0; pass < PASSES; pass++) {
-      const r = spawnSync('ruby', ['-rnet/http', '-e', `${RUBY}\nputs nhw_bytes_only(${n}, ${JSON.stringify(CANNED.toString('latin1'))}.b)`], { encoding: 'utf8' });
+      const r = spawnSync('ruby', ['-rnet/http', '-e', `${RUBY}\nputs nhw_bytes_only(${n}, ${canned})\nputs nhw_instant(${n}, ${canned})`], { encoding: 'utf8' });
       if (r.status !== 0) throw new Error(r.stderr);
-      us.push(Number(r.stdout));
+      const [bytes, whole] = r.stdout.trim().split('\n');
+      row.bytes.push(Number(bytes));
+      row.whole.push(Number(whole.split(',')[0]));
     }
-    rows[mri.name] = us;
+    rows[mri.name] = row;
   }
   // ruby.wasm, codec on and off (each also with the bridge of --against),
   // interleaved pass by pass
@@ -263,9 +310,9 @@ async function byteWork(mri, other) {
       const vm = await bootVM('4.0');
       const handle = install(vm, { codec, transport: async () => memoryTransport() });
       await rb(vm, `require 'net/http'\n${RUBY}`);
-      vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, us: [] });
+      vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, bytes: [], whole: [] });
     }
-  const run = async (x) => Number(await rb(x.vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048)[1]`));
+  const run = async (x) => String(await rb(x.vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048).join(',')`)).split(',').map(Number);
   // as for the clients: V8 tiers ruby.wasm's hot functions up during the
   // first seconds of a run
   for (const x of vms) {
@@ -273,9 +320,14 @@ async function byteWork(mri, other) {
     do await run(x);
     while (performance.now() - t0 < WARMUP_MS);
   }
-  for (let pass = 0; pass < PASSES; pass++) for (const x of pass % 2 ? [...vms].reverse() : vms) x.us.push(await run(x));
+  for (let pass = 0; pass < PASSES; pass++)
+    for (const x of pass % 2 ? [...vms].reverse() : vms) {
+      const [whole, bytes] = await run(x);
+      x.whole.push(whole);
+      x.bytes.push(bytes);
+    }
   for (const x of vms) {
-    rows[x.name] = x.us;
+    rows[x.name] = { bytes: x.bytes, whole: x.whole };
     await x.handle.uninstall();
   }
   return rows;
@@ -461,12 +513,16 @@ function report(clients, results, breakdowns, bytes) {
     for (const c of clients) json.scenarios[s.id][c.name].serverCpuUs = +median(results[s.id][c.name].serverUs).toFixed(1);
   }
   lines.push('');
-  lines.push('Byte work per request alone (exec + read_new + read_body_0 of a GET and its 2 KiB response, no network: MRI over StringIO, ruby.wasm over a transport that answers at once), median µs (min–max):');
+  lines.push('With no network, median µs (min–max): the byte work per request alone (exec + read_new + read_body_0 of a GET and its 2 KiB response; MRI over StringIO, ruby.wasm over a transport that answers at once), and the whole kept-alive request over a socket that answers at once (the client\'s own cost per request: MRI with an IO handing out the response, ruby.wasm with that transport):');
   lines.push('');
-  lines.push(`| ${Object.keys(bytes).join(' | ')} |`);
-  lines.push(`|${Object.keys(bytes).map(() => '---:').join('|')}|`);
-  lines.push(`| ${Object.values(bytes).map((us) => `${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}–${Math.max(...us).toFixed(1)})`).join(' | ')} |`);
-  json.byteWork = Object.fromEntries(Object.entries(bytes).map(([k, us]) => [k, { medianUs: +median(us).toFixed(1), runsUs: us.map((x) => +x.toFixed(1)) }]));
+  const cell = (us) => `${median(us).toFixed(1)} (${Math.min(...us).toFixed(1)}–${Math.max(...us).toFixed(1)})`;
+  lines.push(`| | ${Object.keys(bytes).join(' | ')} |`);
+  lines.push(`|---|${Object.keys(bytes).map(() => '---:').join('|')}|`);
+  lines.push(`| byte work | ${Object.values(bytes).map((r) => cell(r.bytes)).join(' | ')} |`);
+  lines.push(`| whole request | ${Object.values(bytes).map((r) => cell(r.whole)).join(' | ')} |`);
+  const stat = (us) => ({ medianUs: +median(us).toFixed(1), runsUs: us.map((x) => +x.toFixed(1)) });
+  json.byteWork = Object.fromEntries(Object.entries(bytes).map(([k, r]) => [k, stat(r.bytes)]));
+  json.instantRequest = Object.fromEntries(Object.entries(bytes).map(([k, r]) => [k, stat(r.whole)]));
   if (Object.keys(breakdowns).length) {
     lines.push('');
     lines.push('Per request, ruby.wasm (codec on): bridge calls, event-loop turns (fiber parks), timers armed, bytes copied between Ruby and JS, µs in JS (bridge, without the codec), in the codec (C), waiting for the network inside a blocking call, and the rest (Ruby, and for the waiting transport the event loop):');

@@ -33,18 +33,21 @@ export class Codec {
     this.ctx = this.x.nh_ctx_new();
     if (!this.ctx) throw new NetHttpError('NoMemoryError', 'failed to allocate memory');
     this.buffer = null;
+    this.u8 = null;
+    this.u32 = null;
     this.refresh();
     this.inPtr = 0;
     this.inCap = 0;
     this.pos = 0;
   }
 
+  // Growing the memory detaches its old ArrayBuffer, whose views then read
+  // as empty: that is asked first (memory.buffer is a call into the host).
   refresh() {
-    if (this.buffer !== this.memory.buffer) {
-      this.buffer = this.memory.buffer;
-      this.u8 = new Uint8Array(this.buffer);
-      this.u32 = new Uint32Array(this.buffer);
-    }
+    if (this.u8 !== null && this.u8.length !== 0) return;
+    this.buffer = this.memory.buffer;
+    this.u8 = new Uint8Array(this.buffer);
+    this.u32 = new Uint32Array(this.buffer);
   }
 
   // ---- writing an input record ----

@@ -126,17 +126,20 @@ var Codec = class {
     this.ctx = this.x.nh_ctx_new();
     if (!this.ctx) throw new NetHttpError("NoMemoryError", "failed to allocate memory");
     this.buffer = null;
+    this.u8 = null;
+    this.u32 = null;
     this.refresh();
     this.inPtr = 0;
     this.inCap = 0;
     this.pos = 0;
   }
+  // Growing the memory detaches its old ArrayBuffer, whose views then read
+  // as empty: that is asked first (memory.buffer is a call into the host).
   refresh() {
-    if (this.buffer !== this.memory.buffer) {
-      this.buffer = this.memory.buffer;
-      this.u8 = new Uint8Array(this.buffer);
-      this.u32 = new Uint32Array(this.buffer);
-    }
+    if (this.u8 !== null && this.u8.length !== 0) return;
+    this.buffer = this.memory.buffer;
+    this.u8 = new Uint8Array(this.buffer);
+    this.u32 = new Uint32Array(this.buffer);
   }
   // ---- writing an input record ----
   begin(estimate) {
@@ -1537,7 +1540,8 @@ var Response = class {
     this.httpVersion = flags & HEAD_VERSION ? version : null;
     this.message = flags & HEAD_MESSAGE ? message : null;
     this.hasBody = (flags & HEAD_BODY) !== 0;
-    this.status = Number(this.code);
+    const code = this.code;
+    this.status = code.length === 3 ? code.charCodeAt(0) * 100 + code.charCodeAt(1) * 10 + code.charCodeAt(2) - 5328 : Number(code);
     this._fieldsAt = p;
     this._fields = null;
     this._vals = null;

@@ -141,7 +141,10 @@ export class Response {
     this.httpVersion = flags & HEAD_VERSION ? version : null;
     this.message = flags & HEAD_MESSAGE ? message : null;
     this.hasBody = (flags & HEAD_BODY) !== 0;
-    this.status = Number(this.code);
+    // (the status regex takes three digits: Number() of a short string
+    // goes through the runtime and hashes it first)
+    const code = this.code;
+    this.status = code.length === 3 ? code.charCodeAt(0) * 100 + code.charCodeAt(1) * 10 + code.charCodeAt(2) - 5328 : Number(code);
     this._fieldsAt = p;
     this._fields = null; // see _table()
     this._vals = null;
