@@ -179,7 +179,7 @@ static int keep_field(nh_resp *p)
 }
 
 /* add_field(key, val) for the field read last. */
-static int add_field(feed *f)
+static inline __attribute__((always_inline)) int add_field(feed *f)
 {
     nh_resp *p = f->p;
     p->pending = 0;
