@@ -404,10 +404,10 @@ static size_t first_cr_lf(const uint8_t *s, size_t i, size_t n)
 
 /* header_line for the usual field line, read where it is in the input:
  * "name: value" and "\r\n" or "\n", with no other CR, not folded, not
- * starting with whitespace, no "\v" or "\f" after the colon, or for the
- * empty line that ends the head.  The same rules, in one pass.  *took: the line's length, or 0 when header_line
- * must read it (the line is not whole in the input, or is not one of
- * these). */
+ * starting with whitespace, no "\v" or "\f" after the colon; or for the
+ * empty line that ends the head.  The same rules, in one pass.  *took:
+ * the line's length, or 0 when header_line must read it (the line is not
+ * whole in the input, or is not one of these). */
 static int field_line(feed *f, size_t *took)
 {
     nh_resp *p = f->p;
