@@ -5,7 +5,6 @@
 #include "internal.h"
 
 /* the functions themselves, not internal.h's inline fast paths */
-#undef nh_buf_reserve
 #undef nh_buf_append
 #undef nh_buf_putc
 

@@ -224,7 +224,7 @@ int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const u
     if ((uint64_t)at + klen + vlen > UINT32_MAX)
         return NH_NOMEM;
     if (h->binary) {
-        if (nh_buf_reserve(&h->bytes, klen + vlen))
+        if (nh_buf_reserve_fast(&h->bytes, klen + vlen))
             return NH_NOMEM;
         nh_ascii_downcase_to(h->bytes.data + at, key, klen);
     } else {
@@ -232,7 +232,7 @@ int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const u
             return NH_NOMEM;
         llen = h->bytes.len - at;
         h->bytes.len = at;
-        if ((uint64_t)at + llen + vlen > UINT32_MAX || nh_buf_reserve(&h->bytes, llen + vlen))
+        if ((uint64_t)at + llen + vlen > UINT32_MAX || nh_buf_reserve_fast(&h->bytes, llen + vlen))
             return NH_NOMEM;
     }
     long fi = nh_headers_find(h, h->bytes.data + at, llen);
@@ -288,7 +288,7 @@ int nh_capitalize_name(nh_buf *out, const uint8_t *name, size_t n, int profile, 
     while (k < n && name[k] < 0x80)
         k++;
     if (k == n || binary) {
-        if (nh_buf_reserve(out, n))
+        if (nh_buf_reserve_fast(out, n))
             return NH_NOMEM;
         uint8_t *o = out->data + out->len;
         const uint8_t *t = UPPER;

@@ -101,7 +101,8 @@ static inline const uint8_t *nh_find_byte(const uint8_t *s, size_t n, uint8_t c)
 
 /* Inline fast paths of nh_buf_reserve / nh_buf_append / nh_buf_putc for
  * the codec's hot loops; they fall back to the functions in buf.c to grow
- * the buffer. */
+ * the buffer (appending and putting go through them everywhere, reserving
+ * where it is called for). */
 static inline int nh_buf_reserve_fast(nh_buf *b, size_t extra)
 {
     if (b->data && extra <= b->cap - b->len)
@@ -128,7 +129,6 @@ static inline int nh_buf_putc_fast(nh_buf *b, uint8_t c)
     return nh_buf_putc(b, c);
 }
 
-#define nh_buf_reserve(b, n) nh_buf_reserve_fast(b, n)
 #define nh_buf_append(b, p, n) nh_buf_append_fast(b, p, n)
 #define nh_buf_putc(b, c) nh_buf_putc_fast(b, c)
 

@@ -76,7 +76,7 @@ int resp_put_head(feed *f, int type)
     /* at most: the store's bytes hold every live name and value */
     size_t most = 1 + 4 + 1 + 4 * 4 + nl + p->ver_len + 3 + p->msg_len + 4 + h->bytes.len +
                   9 * (size_t)h->nfields + 4 * (size_t)h->nvals;
-    if (nh_buf_reserve(f->ev, most))
+    if (nh_buf_reserve_fast(f->ev, most))
         return NH_NOMEM;
     uint8_t *start = f->ev->data + f->ev->len;
     block b = {start + 6, 0, 0};
@@ -111,7 +111,7 @@ int resp_put_body(feed *f, int src, size_t off, size_t len)
 {
     if (len == 0)
         return NH_OK;
-    if (nh_buf_reserve(f->ev, 10))
+    if (nh_buf_reserve_fast(f->ev, 10))
         return NH_NOMEM;
     uint8_t *q = f->ev->data + f->ev->len;
     q[0] = NH_EV_BODY;
