@@ -42,24 +42,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
 import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
+import { options } from './options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-// --help, or an option it does not know: the usage (this file's first comment)
-const VALUED = ['passes', 'requests', 'only', 'warmup-ms', 'out', 'against', 'clients'];
-const unknown = args.filter((a, i) => a.startsWith('-') && a !== '--quick' && !(VALUED.includes(a.slice(2)) && i + 1 < args.length));
-if (unknown.length) {
-  const text = readFileSync(fileURLToPath(import.meta.url), 'utf8');
-  const usage = text.slice(0, text.indexOf('\nimport')).replace(/^\/\/ ?/gm, '');
-  const asked = unknown.every((a) => a === '--help' || a === '-h');
-  (asked ? process.stdout : process.stderr).write(`${asked ? '' : `unknown option: ${unknown.join(' ')}\n\n`}${usage}\n`);
-  process.exit(asked ? 0 : 2);
-}
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const quick = args.includes('--quick');
+const args = options(import.meta.url, { valued: ['passes', 'requests', 'only', 'warmup-ms', 'out', 'against', 'clients'], flags: ['quick'] });
+const opt = args.get;
+const quick = args.has('quick');
 const PASSES = Number(opt('passes', quick ? 1 : 5));
 const N = Number(opt('requests', quick ? 40 : 1000));
 const OUT = opt('out', quick ? null : 'benchmarks/results/rubywasm-nethttp');

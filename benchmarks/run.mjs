@@ -9,15 +9,13 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { inputs } from './inputs.mjs';
+import { options } from './options.mjs';
 
 const here = new URL('./', import.meta.url).pathname;
 const root = new URL('../', import.meta.url).pathname;
-const argv = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = argv.indexOf(`--${name}`);
-  return i >= 0 ? argv[i + 1] : dflt;
-};
-const quick = argv.includes('--quick');
+const args = options(import.meta.url, { valued: ['ops', 'runtimes', 'passes', 'min-ms'], flags: ['quick'] });
+const opt = args.get;
+const quick = args.has('quick');
 const ALL_OPS = ['request', 'response', 'formEncode', 'formDecode', 'canonicalize', 'incremental'];
 const OP_TITLES = {
   request: 'request-serialize', response: 'response-parse', formEncode: 'form-encode',
