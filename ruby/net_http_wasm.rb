@@ -35,10 +35,9 @@
 #
 # Bytes cross to JS as (address, length) of a String's bytes in the VM's
 # memory ([str].pack('p')), and come back written by JS into a String
-# allocated here: one copy each way, no base64, no per-byte loop. The calls
-# made for every request name the bridge's method with a String: given a
-# Symbol, JS::Object#call converts it with Symbol#to_s, a method call of its
-# own each time.
+# allocated here: one copy each way, no base64, no per-byte loop. Calls name
+# the bridge's method with a String: given a Symbol, JS::Object#call
+# converts it with Symbol#to_s, a method call of its own each time.
 
 require 'js'
 require 'json'
@@ -164,7 +163,7 @@ module NetHttpWasm
       return JS.promise_scheduler.await(promise) if loop.nil? || Fiber.current.equal?(loop)
       token = (@token += 1).to_s
       @waiters[token] = Fiber.current
-      @bridge.call(:park, promise, token)
+      @bridge.call('park', promise, token)
       loop.transfer
     end
 
@@ -173,7 +172,7 @@ module NetHttpWasm
     def getaddress(host)
       h = host.to_s
       return h if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
-      r = call_wait(:resolve, h).to_s
+      r = call_wait('resolve', h).to_s
       return r unless r.start_with?('!')
       text = r == '!EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
       raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"

@@ -13,7 +13,7 @@ module NetHttpWasm
   class << self
     # Raises the error the bridge reported ("Class\nmessage").
     def raise_last_error
-      raise_payload(@bridge.call(:error).to_s.b)
+      raise_payload(@bridge.call('error').to_s.b)
     end
 
     def raise_payload(payload)

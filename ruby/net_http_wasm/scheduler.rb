@@ -63,7 +63,7 @@ module NetHttpWasm
     # with, as a String.
     def await_promise(promise)
       token = (@seq += 1)
-      @bridge.call(:collect, promise, token)
+      @bridge.call('collect', promise, token)
       wait_for(token)
     end
 
@@ -72,7 +72,7 @@ module NetHttpWasm
     # value, as a String.
     def deferred(name, args)
       token = (@seq += 1)
-      @bridge.call(:deferred, token, name.to_s, *args)
+      @bridge.call('deferred', token, name.to_s, *args)
       wait_for(token, true)
     end
 
@@ -198,7 +198,7 @@ module NetHttpWasm
           value = Fiber.yield
         ensure
           @results.delete(token)
-          @bridge.call(:forget, token) if forget && value.nil?
+          @bridge.call('forget', token) if forget && value.nil?
         end
       else
         @results[token] = nil
@@ -207,7 +207,7 @@ module NetHttpWasm
           value
         ensure
           @results.delete(token)
-          @bridge.call(:forget, token) if forget && value.nil?
+          @bridge.call('forget', token) if forget && value.nil?
         end
       end
     end
@@ -222,9 +222,9 @@ module NetHttpWasm
         raise FiberError, 'net-http-wasm: every fiber is waiting and nothing can wake them (deadlock)' if wake.nil? && @results.empty?
         ms = wake ? [((wake - now) * 1000).ceil, 0].max : -1
         if NetHttpWasm.blocking?
-          @bridge.call(:idle, ms)
+          @bridge.call('idle', ms)
         else
-          NetHttpWasm.await_host(@bridge.call(:whenSettled, ms))
+          NetHttpWasm.await_host(@bridge.call('whenSettled', ms))
         end
         fire_timers
         take_settled
@@ -256,7 +256,7 @@ module NetHttpWasm
 
     # "token\nvalue\0..." of the promises that settled (Bridge#collect).
     def take_settled
-      s = @bridge.call(:takeSettled).to_s
+      s = @bridge.call('takeSettled').to_s
       return if s.empty?
       s.split("\0").each do |entry|
         token, value = entry.split("\n", 2)

@@ -13,11 +13,7 @@ module NetHttpWasm
       host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
-      r = if upgrade
-        NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, true)
-      else
-        NetHttpWasm.call_wait_or_now(:open, host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local)
-      end.to_s
+      r = NetHttpWasm.call_wait_or_now('open', host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, upgrade).to_s
       unless r.start_with?('!')
         id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
         s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
@@ -55,7 +51,7 @@ module NetHttpWasm
     # handshake as SSLSocket#connect does it, timed by open_timeout.
     def start_tls(tls, open_timeout)
       raise IOError, 'closed stream' if @closed
-      r = NetHttpWasm.call_wait(:starttls, @id, tls, NetHttpWasm.ms(open_timeout)).to_s
+      r = NetHttpWasm.call_wait('starttls', @id, tls, NetHttpWasm.ms(open_timeout)).to_s
       if r.start_with?('!')
         @closed = true
         Socket.raise_open_error(r, @peer_host, @peer_port)
@@ -123,7 +119,7 @@ module NetHttpWasm
     def close
       return nil if @closed
       @closed = true
-      @bridge.call(:close, @id)
+      @bridge.call('close', @id)
       nil
     end
 
@@ -137,7 +133,7 @@ module NetHttpWasm
         @rbuf = "\0".b * Net::BufferedIO::BUFSIZE
         @rbuf_addr = NetHttpWasm.addr(@rbuf)
       end
-      n = @bridge.call(:readNow, @id, @rbuf_addr, maxlen < @rbuf.bytesize ? maxlen : @rbuf.bytesize).to_i
+      n = @bridge.call('readNow', @id, @rbuf_addr, maxlen < @rbuf.bytesize ? maxlen : @rbuf.bytesize).to_i
       if n >= 0
         s = NetHttpWasm.copy_out(@rbuf, 0, n)
         return buf ? buf.replace(s) : s
@@ -159,7 +155,7 @@ module NetHttpWasm
     def write_nonblock(str, exception: true)
       raise IOError, 'closed stream' if @closed
       str = str.to_s
-      n = @bridge.call(:write, @id, NetHttpWasm.addr(str), str.bytesize).to_i
+      n = @bridge.call('write', @id, NetHttpWasm.addr(str), str.bytesize).to_i
       if n == RC_WOULD_BLOCK
         raise IO::EAGAINWaitWritable, 'Resource temporarily unavailable - write would block' if exception
         return :wait_writable
@@ -182,17 +178,17 @@ module NetHttpWasm
       if timeout && timeout <= 0
         r = @bridge.call('settle', @id).to_i
         # the host may not have looked at the socket while Ruby was busy
-        r = NetHttpWasm.await(@bridge.call(:settleLater, @id)).to_i if r == S_UNSETTLED
+        r = NetHttpWasm.await(@bridge.call('settleLater', @id)).to_i if r == S_UNSETTLED
         return r != S_EMPTY ? self : nil
       end
-      NetHttpWasm.call_wait(:wait, @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
+      NetHttpWasm.call_wait('wait', @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
     end
 
     # Waits for room in the host's send buffer (Bridge#drain): self, or nil
     # when timeout seconds passed with nothing sent.
     def wait_writable(timeout = nil)
       raise IOError, 'closed stream' if @closed
-      NetHttpWasm.call_wait(:drain, @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
+      NetHttpWasm.call_wait('drain', @id, NetHttpWasm.ms(timeout)).to_i == 1 ? self : nil
     end
 
     def eof?
