@@ -44,8 +44,7 @@ function concat(parts) {
 }
 
 // ---- net-http-wasm through its public API ----
-function ours(file) {
-  const api = createNetHttp(readFileSync(new URL(file, root)));
+function ours(file, api = createNetHttp(readFileSync(new URL(file, root)))) {
   const { uri, header, form } = inputs.request;
   const ops = {
     request: () => {
@@ -240,12 +239,43 @@ function floor() {
   return { ops, canon: {} };
 }
 
+// ---- the module's calls alone: the calls each op of the JS API makes into
+// WebAssembly, with the input records it wrote for them, replayed; nothing
+// is read back. The JS API's time less this is its JS. (incremental keeps a
+// parser between calls: not replayed)
+function callsAlone() {
+  const api = createNetHttp(readFileSync(new URL('wasm/nethttp.wasm', root)));
+  const c = api.codec;
+  const own = ours('wasm/nethttp.wasm', api).ops;
+  const ops = {};
+  for (const op of ['request', 'response', 'formEncode', 'formDecode', 'canonicalize']) {
+    const calls = [];
+    const call = c.call;
+    c.call = (name, ...args) => {
+      calls.push([name, c.u8.slice(c.inPtr, c.inPtr + c.pos), args]);
+      return call.call(c, name, ...args);
+    };
+    own[op]();
+    c.call = call;
+    ops[op] = () => {
+      for (const [name, input, args] of calls) {
+        c.begin(input.length);
+        c.u8.set(input, c.inPtr);
+        c.pos = input.length;
+        c.call(name, ...args);
+      }
+    };
+  }
+  return { ops, canon: {} };
+}
+
 const table = {
   'wasm-clang': () => ours('wasm/nethttp.wasm'),
   'wasm-emcc': () => ours('wasm/nethttp.emcc.wasm'),
   'js-peers': peers,
   'undici-llhttp': undiciLlhttp,
   floor,
+  'wasm-calls': callsAlone,
 };
 
 const { ops, canon } = table[runtime]();

@@ -71,6 +71,7 @@ const RUNTIMES = {
   'mri-yjit': { title: 'MRI native --yjit', cmd: () => ['ruby', ['--yjit', `${here}ruby/bench.rb`, inputsJson]], b64: true },
   'rubywasm-4.0': { title: 'ruby.wasm 4.0 net/http in Node', cmd: () => ['node', [`${here}rubywasm-driver.mjs`, inputsJson]], b64: true },
   floor: { title: 'marshalling floor (copy in/out, no work)', cmd: () => ['node', [`${here}js-driver.mjs`, 'floor']], peer: true },
+  'wasm-calls': { title: "the JS API's calls into the module alone (clang)", cmd: () => ['node', [`${here}js-driver.mjs`, 'wasm-calls']], peer: true },
   'js-peers': { title: 'JS built-ins: URLSearchParams, Headers, node llhttp', cmd: () => ['node', [`${here}js-driver.mjs`, 'js-peers']], peer: true },
   'undici-llhttp': { title: "undici's llhttp (wasm)", cmd: () => ['node', [`${here}js-driver.mjs`, 'undici-llhttp']], peer: true },
 };
