@@ -35,10 +35,13 @@ static inline void nh_copy_inline(uint8_t *d, const uint8_t *s, size_t n)
     }
 }
 
-
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the word-at-a-time helpers read bytes little-endian"
 #endif
+
+/* The word-at-a-time helpers' constants: 0x01 and 0x80 in each of eight bytes. */
+#define NH_ONES 0x0101010101010101u
+#define NH_HIGHS 0x8080808080808080u
 
 /* memcmp(a, b, n) == 0 for the short strings of a head (names): eight
  * bytes a step, inline. */
@@ -76,9 +79,8 @@ static inline int nh_same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
  * __builtin_ctzll(nh_word_eq(w, c) | nh_word_eq(w, d)) >> 3. */
 static inline uint64_t nh_word_eq(uint64_t w, uint8_t c)
 {
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    w ^= ones * c;
-    return (w - ones) & ~w & highs;
+    w ^= NH_ONES * c;
+    return (w - NH_ONES) & ~w & NH_HIGHS;
 }
 
 /* memchr, eight bytes a step (lines and fields are short: the C library's
@@ -145,11 +147,10 @@ int nh_ascii_downcase(nh_buf *out, const uint8_t *s, size_t n);
  * into the next). */
 static inline uint64_t nh_ascii_upper_bits(uint64_t w)
 {
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
-    uint64_t low7 = w & ~highs;
-    uint64_t from_a = low7 + ones * (0x80 - 'A');
-    uint64_t past_z = low7 + ones * (0x7F - 'Z');
-    return (from_a & ~past_z & ~w & highs) >> 2;
+    uint64_t low7 = w & ~NH_HIGHS;
+    uint64_t from_a = low7 + NH_ONES * (0x80 - 'A');
+    uint64_t past_z = low7 + NH_ONES * (0x7F - 'Z');
+    return (from_a & ~past_z & ~w & NH_HIGHS) >> 2;
 }
 
 /* nh_ascii_downcase into o[0, n) (not overlapping s). */

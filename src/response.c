@@ -383,11 +383,10 @@ static size_t first_of(const uint8_t *s, size_t i, size_t n, uint8_t c, uint8_t 
  * flagged eight at a time (the lowest flag is exact), then looked at. */
 static size_t first_cr_lf(const uint8_t *s, size_t i, size_t n)
 {
-    const uint64_t ones = 0x0101010101010101u, highs = 0x8080808080808080u;
     while (i + 8 <= n) {
         uint64_t w;
         memcpy(&w, s + i, 8);
-        uint64_t m = (w - ones * 0x0E) & ~w & highs;
+        uint64_t m = (w - NH_ONES * 0x0E) & ~w & NH_HIGHS;
         if (!m) {
             i += 8;
             continue;

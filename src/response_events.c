@@ -99,9 +99,9 @@ int resp_put_head(feed *f, int type)
     size_t size = (size_t)(b.q - start);
     start[0] = (uint8_t)type;
     w32(start + 1, size - 5);
-    int ascii = b.str & 0x8080808080808080u ? 0
-                : b.num & 0x80808080u       ? NH_HEAD_ASCII
-                                            : NH_HEAD_ASCII | NH_HEAD_ASCII_BLOCK;
+    int ascii = b.str & NH_HIGHS      ? 0
+                : b.num & 0x80808080u ? NH_HEAD_ASCII
+                                      : NH_HEAD_ASCII | NH_HEAD_ASCII_BLOCK;
     start[5] = (uint8_t)((p->has_ver ? NH_HEAD_VERSION : 0) | (p->has_msg ? NH_HEAD_MESSAGE : 0) |
                          (p->body_exist ? NH_HEAD_BODY : 0) | p->coding | ascii);
     f->ev->len += size;
