@@ -11,7 +11,7 @@
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
 import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
-import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
+import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
 
 const encoder = new TextEncoder();
 function codecOf(options) {
@@ -79,6 +79,10 @@ function makeConfig(o) {
     expectContinue: !!o.expectContinue,
     strict: !!o.strict,
     bodyViews: !!o.bodyViews,
+    // the ruby.wasm bridge's parsers (js/ruby/conn.mjs): heads come as the
+    // records Ruby reads, written by the module (src/abi_bridge.c), not as
+    // Response objects
+    bridgeRecords: !!o.bridgeRecords,
     maxHeaderBytes: limit(o, 'maxHeaderBytes'),
     maxHeaderFields: limit(o, 'maxHeaderFields'),
     maxBodyBytes: limit(o, 'maxBodyBytes'),
@@ -134,9 +138,11 @@ function writeConfigBytes(u8, p, cfg) {
 
 // ---- Response ----
 
-// Reads the events of the last call. `sink(type, a, b)`: head-type events
-// get the head block (a copy), END the rest offset; body pieces are collected
-// as [address, length] pairs in `pieces`.
+// Reads the events of the last call: `onHead(type, bytes)` gets each head
+// block (a copy; a head record from nh_wasm_resp_feed_bridge) and
+// `onHead(EV_LENGTH, length)` the body length that follows one there; body
+// pieces are collected as [address, length] pairs in `pieces`. Returns the
+// address where the next message starts (-1: the message goes on).
 function readEvents(c, onHead, pieces) {
   const u8 = c.u8;
   let p = c.outPtr();
@@ -158,9 +164,12 @@ function readEvents(c, onHead, pieces) {
     } else if (t === EV_END) {
       end = inBase + rd32(u8, p);
       p += 4;
+    } else if (t === EV_LENGTH) {
+      onHead(t, rd32(u8, p) + rd32(u8, p + 4) * 4294967296);
+      p += 8;
     } else {
       const n = rd32(u8, p);
-      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n), pieces.length);
+      onHead(t, keepBlock(c.buffer, p + 4, p + 4 + n));
       p += 4 + n;
     }
   }
@@ -387,6 +396,7 @@ export class ResponseParser {
     this._token = {};
     if (registry) registry.register(this, { codec: c, ptr: this._ptr }, this._token);
     this._response = null;
+    this._fields = null;
     this._pending = null;
     this._done = false;
     this._plain = false; // the current message's body is not inflated
@@ -442,7 +452,8 @@ export class ResponseParser {
     c.begin(data.length);
     c.u8.set(data, c.inPtr);
     c.pos = data.length;
-    c.call('nh_wasm_resp_feed', this._ptr, eof ? 1 : 0);
+    const records = this._cfg.bridgeRecords;
+    c.call(records ? 'nh_wasm_resp_feed_bridge' : 'nh_wasm_resp_feed', this._ptr, eof ? 1 : 0);
     const events = [];
     const pieces = [];
     const flush = (at) => {
@@ -452,7 +463,13 @@ export class ResponseParser {
     const end = readEvents(
       c,
       (t, block) => {
-        if (t === EV_FINAL) this._response._setHead(block);
+        if (records) {
+          // { type: 'head', record, length }; the fields after decoding
+          // come with 'end'
+          if (t === EV_HEAD) events.push({ type: 'head', record: block, length: -1 });
+          else if (t === EV_LENGTH) events[events.length - 1].length = block;
+          else if (t === EV_FINAL) this._fields = block;
+        } else if (t === EV_FINAL) this._response._setHead(block);
         else {
           const res = new Response(block, undefined, undefined);
           // the helpers (and each_capitalized) ask this parser's codec
@@ -471,7 +488,7 @@ export class ResponseParser {
       const rest = end < c.inPtr + data.length ? c.u8.slice(end, c.inPtr + data.length) : EMPTY;
       this._done = true;
       this._pending = rest.length ? rest : null;
-      events.push({ type: 'end', response: this._response, rest });
+      events.push(records ? { type: 'end', fields: this._fields, rest } : { type: 'end', response: this._response, rest });
     }
     if (data.length > 1 << 24) c.call('nh_wasm_resp_trim');
     return events;
@@ -509,6 +526,7 @@ export class ResponseParser {
     writeConfig(c, cfg);
     c.call('nh_wasm_resp_reset', this._ptr);
     this._response = null;
+    this._fields = null;
     this._done = false;
     this._plain = false;
   }

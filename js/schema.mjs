@@ -65,6 +65,8 @@ export const EV_END = 3;
 export const EV_INTERIM = 4;
 /** u32 n, head block after the body, when decoding changed the fields */
 export const EV_FINAL = 5;
+/** u32 low, u32 high: after a head whose body goes on past this call, the length its framing gives (Content-Length, Content-Range; not decoded); nh_wasm_resp_feed_bridge only */
+export const EV_LENGTH = 6;
 /** http_version is set */
 export const HEAD_VERSION = 1;
 /** message is set */

@@ -7,9 +7,9 @@ import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
-  R_HEAD: [1, 'a response head: its flags byte, then "\\n"-separated text (js/ruby/head.mjs)'],
+  R_HEAD: [1, 'a response head (written by the module, src/abi_bridge.c): u8 flags (H_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
   R_BODY: [2, 'body bytes'],
-  R_END: [3, 'the message ended; the payload is empty, or the fields after decoding'],
+  R_END: [3, 'the message ended; the payload is empty, or the fields after decoding, as in R_HEAD from its count on'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],
   R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
   R_LAST: [6, 'body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)'],
@@ -48,7 +48,18 @@ export const headFlags = {
   H_MESSAGE: codecHeadFlags.HEAD_MESSAGE,
   H_INFLATE: codecHeadFlags.HEAD_INFLATE,
   H_DROP_ENCODING: codecHeadFlags.HEAD_DROP_ENCODING,
-  H_EXTRAS: [128, 'a field has values after its first: the count of fields comes before the names'],
+};
+
+/**
+ * The lines of a head record (R_HEAD, after its flags byte). The fields:
+ * their count, the names, each field's first value, then (field index,
+ * value) for every value after a field's first (Set-Cookie twice...).
+ */
+export const headLines = {
+  HEAD_VERSION_AT: [0, 'the line of http_version (empty unless H_VERSION)'],
+  HEAD_CODE_AT: [1, 'the line of the status code'],
+  HEAD_MESSAGE_AT: [2, 'the line of the message (empty unless H_MESSAGE)'],
+  HEAD_FIELDS_AT: [3, 'the line of the fields\' count'],
 };
 
 /** Sizes both sides use. */

@@ -29,11 +29,6 @@
 
 #include "internal.h"
 
-#if defined(__wasm__)
-#define EXPORT(name) __attribute__((export_name(#name))) __attribute__((used))
-#else
-#define EXPORT(name)
-#endif
 
 EXPORT(nh_alloc) void *nh_alloc(size_t n) { return malloc(n ? n : 1); }
 EXPORT(nh_free) void nh_free(void *p) { free(p); }
@@ -410,7 +405,8 @@ static void merge_body_events(nh_buf *ev, size_t at, uint8_t *in)
     ev->len = w;
 }
 
-static int run(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof)
+/* Feeds p and writes the events into c->out (the layout above). */
+int nh_abi_feed(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof)
 {
     if (nh_put_u32(&c->out, 0) || nh_put_u32(&c->out, 0))
         return NH_NOMEM;
@@ -433,7 +429,7 @@ static int run(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof)
 EXPORT(nh_wasm_resp_feed) int nh_wasm_resp_feed(nh_ctx *c, size_t len, nh_resp *p, int eof)
 {
     begin(c);
-    return run(c, p, c->in.data, len, eof);
+    return nh_abi_feed(c, p, c->in.data, len, eof);
 }
 
 /* One-shot: input config + the whole response (the stream ends after it).
@@ -446,7 +442,7 @@ EXPORT(nh_wasm_resp_parse) int nh_wasm_resp_parse(nh_ctx *c, size_t len)
     int rc = configure(c, len, c->oneshot, 1);
     if (rc)
         return rc;
-    return run(c, c->oneshot, c->in.data + NH_CONFIG_LEN, len - NH_CONFIG_LEN, 1);
+    return nh_abi_feed(c, c->oneshot, c->in.data + NH_CONFIG_LEN, len - NH_CONFIG_LEN, 1);
 }
 
 /* Gives back the one-shot parser's memory after an unusually large message. */

@@ -10,5 +10,13 @@
 #define NH_SEND_DECODE 4
 /* every field has one value: "name\nvalue" pairs */
 #define NH_SEND_FLAT 8
+/* http_version is set */
+#define NH_H_VERSION 1
+/* message is set */
+#define NH_H_MESSAGE 2
+/* Net::HTTPResponse#inflater inflates: content-encoding deleted, the body destination made binary */
+#define NH_H_INFLATE 16
+/* Net::HTTPResponse#inflater only deletes content-encoding (none, identity) */
+#define NH_H_DROP_ENCODING 32
 
 #endif

@@ -402,4 +402,14 @@ typedef struct nh_ctx {
     nh_resp *oneshot; /* the one-shot response parser, reused */
 } nh_ctx;
 
+/* A function the module exports (the wasm ABI). */
+#if defined(__wasm__)
+#define EXPORT(name) __attribute__((export_name(#name))) __attribute__((used))
+#else
+#define EXPORT(name)
+#endif
+
+/* Feeds a response parser; its events (abi.c) into c->out. */
+int nh_abi_feed(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof);
+
 #endif

@@ -68,6 +68,7 @@ typedef enum nh_error_class {
 #define NH_EV_END 3 /* u32 off: the message ended; in + off.. is the next one */
 #define NH_EV_INTERIM 4 /* u32 n, head block of a 1xx skipped under skip_interim */
 #define NH_EV_FINAL 5 /* u32 n, head block after the body, when decoding changed the fields */
+#define NH_EV_LENGTH 6 /* u32 low, u32 high: after a head whose body goes on past this call, the length its framing gives (Content-Length, Content-Range; not decoded); nh_wasm_resp_feed_bridge only */
 
 /* Head block flags. */
 #define NH_HEAD_VERSION 1 /* http_version is set */

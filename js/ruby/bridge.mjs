@@ -376,6 +376,7 @@ export class Bridge {
         profile: this.profile,
         codec: this.requestOptions.codec,
         bodyViews: true, // (Conn#bodyBytes)
+        bridgeRecords: true, // (Conn#feed)
       };
       byFlags[k] = o;
     }

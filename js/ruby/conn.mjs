@@ -4,7 +4,6 @@
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
 import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, R_LAST, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
-import { headRecord, fieldsRecord, sameFields } from './head.mjs';
 import { keepBody } from '../response.mjs';
 
 const encoder = new TextEncoder();
@@ -145,37 +144,23 @@ export class Conn {
       this.msgDone = true;
       return;
     }
-    // body data are views of the codec's memory (bodyViews), which reading a
-    // head's fields overwrites: with a head, they are copied first
-    if (events.length > 1 && hasHead(events)) for (const ev of events) if (ev.type === 'body') ev.data = this.ownBody(ev.data);
+    // (the parser gives heads as the records Ruby reads: bridgeRecords)
     for (const ev of events) {
       if (ev.type === 'body') this.bodyBytes(ev.data);
       else if (ev.type === 'head') {
-        const res = ev.response;
-        const head = headRecord(res, this.decode);
-        // only decoding changes the fields by the end of the message
-        this.headBlock = head.inflate ? res._asRead || res._head : null;
-        this.headFields = head.inflate && !head.block ? res.rawHeaderEntries() : null;
-        this.pushRecord(R_HEAD, head.payload);
-        // (a message that ends in this feed has its body queued already)
-        const size = events[events.length - 1].type === 'end' || head.inflated ? -1 : bodySize(res);
-        if (size >= BODY_DIRECT) {
-          this.pushRecord(R_SIZE, encoder.encode(String(size)));
+        this.pushRecord(R_HEAD, ev.record);
+        // a large body of known length: Ruby may take it straight into its
+        // String (length: -1 when it ends in this feed, is decoded or has
+        // no length)
+        if (ev.length >= BODY_DIRECT) {
+          this.pushRecord(R_SIZE, encoder.encode(String(ev.length)));
           this.sizeQueued = true;
         }
       } else if (ev.type === 'end') {
         // MRI rewrites the fields while decoding (content-encoding removed,
-        // content-length set to the decoded size): send the final ones then.
-        let payload = EMPTY;
-        const res = ev.response;
-        if (this.headBlock) {
-          if (res._head !== this.headBlock) payload = fieldsRecord(res);
-        } else if (this.headFields) {
-          if (!sameFields(res.rawHeaderEntries(), this.headFields)) payload = fieldsRecord(res);
-        }
-        this.pushRecord(R_END, payload);
-        this.headFields = null;
-        this.headBlock = null;
+        // content-length set to the decoded size): the final ones, when
+        // they changed
+        this.pushRecord(R_END, ev.fields || EMPTY);
         this.msgDone = true;
         // the next message's first bytes (the parser keeps them too: taken)
         if (ev.rest.length) {
@@ -225,9 +210,6 @@ export class Conn {
     this.records.length = 0;
     this.recordBytes = 0;
     this.sizeQueued = false;
-    this.headFields = null;
-    this.headBlock = null;
-    this.decode = !!options.decodeContent;
     this.codec = true;
     this.msgDone = false;
     if (this.error) {
@@ -387,26 +369,6 @@ export class Conn {
     this.wake();
     this.destroy();
   }
-}
-
-// The size of a body that is not inflated, when the head tells it before
-// the body is read: its Content-Length, when there is a body from the
-// codec's parser, not chunked; else -1. (A hint for Ruby's buffer: the
-// codec frames the body.)
-function bodySize(res) {
-  if (!res.hasBody || !(res._head instanceof Uint8Array)) return -1;
-  try {
-    if (res.isChunked()) return -1;
-    const n = res.contentLength();
-    return typeof n === 'number' ? n : -1;
-  } catch {
-    return -1;
-  }
-}
-
-function hasHead(events) {
-  for (let i = 0; i < events.length; i++) if (events[i].type === 'head') return true;
-  return false;
 }
 
 function writeRecord(mem, p, type, payload) {

@@ -120,7 +120,7 @@ module NetHttpWasm
           @codec_msg = false
           unless len == 0
             a = payload(at, len).split("\n", -1)
-            res.instance_variable_set(:@header, fields(a, 1, a[0].to_i))
+            res.instance_variable_set(:@header, fields(a, 0))
           end
           return
         when R_ERROR
@@ -244,27 +244,24 @@ module NetHttpWasm
       end
     end
 
-    # The response of a head record: its flags, and its lines (version,
-    # code, message, then the fields: headRecord in js/ruby/head.mjs).
+    # The response of a head record (R_HEAD, written by the module): its
+    # flags, and its lines (version, code, message, then the fields).
     def build_response(flags, a)
-      code = a[1]
+      code = a[HEAD_CODE_AT]
       # (response_class's first lookup, without its call)
       klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
-      res = klass.new(flags & H_VERSION == 0 ? nil : a[0], code, flags & H_MESSAGE == 0 ? nil : a[2])
-      header = if flags & H_EXTRAS == 0
-        fields(a, 3, (a.size - 3) >> 1)
-      else
-        fields(a, 4, a[3].to_i)
-      end
-      res.instance_variable_set(:@header, header)
+      res = klass.new(flags & H_VERSION == 0 ? nil : a[HEAD_VERSION_AT], code, flags & H_MESSAGE == 0 ? nil : a[HEAD_MESSAGE_AT])
+      res.instance_variable_set(:@header, fields(a, HEAD_FIELDS_AT))
       inflate = flags & (H_INFLATE | H_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
     end
 
-    # names... first values... (index, value)... of n fields from a[i] on
-    # (see writeBlockFields in js/ruby/head.mjs) → the @header hash
-    def fields(a, i, n)
+    # The fields from a[c] on (their count, names..., first values...,
+    # (index, value)...: schema/bridge.mjs) → the @header hash
+    def fields(a, c)
+      n = a[c].to_i
+      i = c + 1
       h = {}
       k = i
       e = i + n

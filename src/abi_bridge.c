@@ -1,0 +1,140 @@
+/* The ruby.wasm bridge's response heads: the parser's events with each head
+ * block rewritten, here in the module, into the record Ruby reads
+ * (schema/bridge.mjs: R_HEAD, and R_END's fields), so that a head crosses JS
+ * as bytes it copies and does not read.
+ *
+ *   head record:   u8 flags (NH_H_*), then "\n"-separated lines (none after
+ *                  the last): version, code, message, then the fields
+ *   fields:        their count, the names, each field's first value, then
+ *                  (field index, value) for every value after a field's first
+ *
+ * No line holds a "\n": the parser read them line by line. */
+#include "response.h"
+#include "bridge.h"
+
+static int line(nh_buf *o, const uint8_t *s, size_t n)
+{
+    return nh_buf_append(o, s, n) || nh_buf_putc(o, '\n');
+}
+
+/* The fields of a head block (r at its field count) as record lines. */
+static int put_fields(nh_buf *o, nh_reader r)
+{
+    uint32_t nf = nh_rd_u32(&r);
+    const nh_reader fields = r;
+    const uint8_t *s;
+    size_t n;
+    if (nh_put_uint(o, nf) || nh_buf_putc(o, '\n'))
+        return NH_NOMEM;
+    /* names; first values; the values after them */
+    for (int pass = 0; pass < 3; pass++) {
+        r = fields;
+        for (uint32_t fi = 0; fi < nf && !r.bad; fi++) {
+            nh_rd_u8(&r); /* its name id */
+            s = nh_rd_str(&r, &n);
+            if (pass == 0 && line(o, s, n))
+                return NH_NOMEM;
+            uint32_t nv = nh_rd_u32(&r);
+            if (pass == 1 && nv == 0 && nh_buf_putc(o, '\n'))
+                return NH_NOMEM;
+            for (uint32_t v = 0; v < nv; v++) {
+                s = nh_rd_str(&r, &n);
+                if (pass == 1 && v == 0 && line(o, s, n))
+                    return NH_NOMEM;
+                if (pass == 2 && v > 0 && (nh_put_uint(o, fi) || nh_buf_putc(o, '\n') || line(o, s, n)))
+                    return NH_NOMEM;
+            }
+        }
+    }
+    if (r.bad)
+        return NH_ERROR;
+    o->len--; /* the last "\n" */
+    return NH_OK;
+}
+
+/* A head block as a head record (final: only its fields, for R_END). */
+static int put_head(nh_buf *o, const uint8_t *block, size_t len, int final)
+{
+    nh_reader r = {block, block + len, 0};
+    const uint8_t *s;
+    size_t n;
+    uint8_t flags = nh_rd_u8(&r);
+    nh_rd_str(&r, &n); /* the class name */
+    if (!final) {
+        if (nh_buf_putc(o, flags & (NH_H_VERSION | NH_H_MESSAGE | NH_H_INFLATE | NH_H_DROP_ENCODING)))
+            return NH_NOMEM;
+        for (int i = 0; i < 3; i++) {
+            s = nh_rd_str(&r, &n); /* version, code, message */
+            if (line(o, s, n))
+                return NH_NOMEM;
+        }
+    } else {
+        for (int i = 0; i < 3; i++)
+            nh_rd_str(&r, &n);
+    }
+    return r.bad ? NH_ERROR : put_fields(o, r);
+}
+
+static uint32_t get32(const uint8_t *q)
+{
+    uint32_t v;
+    memcpy(&v, q, 4); /* little-endian (internal.h) */
+    return v;
+}
+
+/* c->out's events (from offset 8, nh_abi_feed) with head blocks as head
+ * records, 1xx heads left out, and after a head whose body goes on past
+ * this call with a length its framing gives (not decoded) that length:
+ * NH_EV_LENGTH. */
+static int rewrite(nh_ctx *c, nh_resp *p)
+{
+    nh_buf *o = &c->tmp;
+    const uint8_t *e = c->out.data;
+    size_t r = 8, end = c->out.len;
+    o->len = 0;
+    if (nh_buf_reserve(o, end + 64) || nh_buf_append(o, e, 8))
+        return NH_NOMEM;
+    while (r < end) {
+        uint8_t t = e[r];
+        if (t == 0 || t == NH_EV_BODY || t == NH_EV_END) {
+            size_t size = t == 0 ? 1 : t == NH_EV_BODY ? 10 : 5;
+            if (nh_buf_append(o, e + r, size))
+                return NH_NOMEM;
+            r += size;
+            continue;
+        }
+        size_t n = get32(e + r + 1);
+        if (t != NH_EV_INTERIM) {
+            if (nh_buf_putc(o, t) || nh_put_u32(o, 0))
+                return NH_NOMEM;
+            size_t at = o->len;
+            /* (e stays valid: o is another buffer) */
+            int rc = put_head(o, e + r + 5, n, t == NH_EV_FINAL);
+            if (rc)
+                return rc == NH_ERROR ? nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed head block") : rc;
+            uint32_t k = (uint32_t)(o->len - at);
+            memcpy(o->data + at - 4, &k, 4);
+            int framed = p->state == ST_LENGTH || p->state == ST_RANGE;
+            if (t == NH_EV_HEAD && framed && !p->decoding && p->remaining != UINT64_MAX) {
+                uint64_t total = p->body_bytes + p->remaining;
+                if (nh_buf_putc(o, NH_EV_LENGTH) || nh_put_u32(o, (uint32_t)total) || nh_put_u32(o, (uint32_t)(total >> 32)))
+                    return NH_NOMEM;
+            }
+        }
+        r += 5 + n;
+    }
+    nh_buf t = c->out;
+    c->out = c->tmp;
+    c->tmp = t;
+    return NH_OK;
+}
+
+/* nh_wasm_resp_feed for the ruby.wasm bridge: the same events, heads as
+ * head records (rewrite). */
+EXPORT(nh_wasm_resp_feed_bridge) int nh_wasm_resp_feed_bridge(nh_ctx *c, size_t len, nh_resp *p, int eof)
+{
+    c->out.len = 0;
+    c->err.cls = NH_E_NONE;
+    int rc = nh_abi_feed(c, p, c->in.data, len, eof);
+    return rc ? rc : rewrite(c, p);
+}
