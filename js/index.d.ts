@@ -313,6 +313,8 @@ export function createNetHttp(source: WebAssembly.Module | Uint8Array | ArrayBuf
 
 /** Compiles the module asynchronously, for hosts that forbid synchronous compilation. */
 export function init(source?: WebAssembly.Module | Uint8Array | ArrayBuffer): Promise<void>;
+/** The codec the API uses when none is given (the embedded module, or init's; made on first use). */
+export function getDefaultCodec(): Codec;
 /** The embedded module's bytes, and their sha256. */
 export function wasmBytes(): Uint8Array;
 export const wasmSha256: string;

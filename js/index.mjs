@@ -2,7 +2,7 @@
 // this file works in Node, browsers and bundlers with no file or network
 // access; the module is compiled synchronously on first use. Hosts that
 // forbid synchronous compilation call `await init()` first.
-import { Codec, setDefaultLoader, setDefaultCodec } from './core.mjs';
+import { Codec, setDefaultLoader, setDefaultCodec, getDefaultCodec } from './core.mjs';
 import { NetHttpError } from './errors.mjs';
 import { Request, URI, URIReference } from './request.mjs';
 import {
@@ -20,7 +20,7 @@ export {
   Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString,
   encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize,
   parseResponse, ResponseParser, Response, responseFromFetch,
-  createNetHttp, init, wasmBytes, wasmSha256,
+  createNetHttp, init, wasmBytes, wasmSha256, getDefaultCodec,
 };
 
 /** The embedded WebAssembly module's bytes. */

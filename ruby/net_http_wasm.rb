@@ -97,7 +97,8 @@ module NetHttpWasm
     end
 
     # Called by the bridge when a promise a fiber waits on has settled
-    # (Bridge#park): resumes that fiber with the value.
+    # (Bridge#park): resumes that fiber with the value. No arguments: the
+    # bridge's call passes none (install.mjs, waker).
     def __wake
       token, value = @bridge[:settled].to_s.split(':', 2)
       @waiters.delete(token)&.transfer(value)

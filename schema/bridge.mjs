@@ -34,7 +34,7 @@ export const states = {
   S_UNSETTLED: [-1, 'settle(): nothing yet, and the host has not looked since Ruby last waited (ask settleLater)'],
 };
 
-/** Flags of the request record Ruby hands to send(). */
+/** Flags Ruby passes with a request record (Bridge#request; the record: "METHOD\npath\nversion\n" then the fields, each line ending in "\n"). */
 export const sendFlags = {
   SEND_BODY: [1, 'a body follows'],
   SEND_RESPONSE_BODY: [2, 'the response may have a body (response_body_permitted?)'],
@@ -67,4 +67,50 @@ export const sizes = {
   UNSENT_MAX: [64 * 1024, 'bytes written and not yet taken by the OS before a write waits for room (write_timeout)'],
   BODY_DIRECT: [64 * 1024, 'a body of known size from this size on is announced by an R_SIZE record'],
   BODY_SEGMENT: [8 * 1024 * 1024, 'the most body bytes Ruby takes into one String before it hands them to the destination'],
+};
+
+/**
+ * The calls Ruby makes on the bridge (NetHttpWasm.bridge: js/ruby/bridge.mjs),
+ * by method name: their arguments, their reply, and whether they may wait
+ * for the network (`waits`: a waiting transport answers with a promise of
+ * the reply, a blocking one blocks, or under NetHttpWasm::Scheduler defers
+ * the call: Bridge#deferred). An argument named `[x]` may be left out. A
+ * failed call answers RC_ERROR (error() then says "Class\nmessage") or, where
+ * its reply says so, "!kind\ndetail". tests/bridge-schema.test.mjs checks
+ * the Bridge's methods and every call in ruby/ against this table.
+ */
+export const calls = {
+  resolve: { args: ['host'], reply: 'an address, or "!CODE"', waits: true },
+  open: {
+    args: ['host', 'port', 'tlsJson', 'timeoutMs', 'local', 'upgrade'],
+    reply: '"id\\nfamily\\naddr\\nport\\nreused\\ncert[\\npeer...]", or "!kind\\ndetail"',
+    waits: true,
+  },
+  starttls: { args: ['id', 'tlsJson', 'timeoutMs'], reply: '"reused\\ncert[\\npeer...]", or "!kind\\ndetail"', waits: true },
+  bind: { args: ['id', 'bufAddr', 'bufCap', 'hdrAddr'], reply: '0, or RC_ERROR' },
+  request: {
+    args: ['id', 'hdrLen', 'flags', '[bodyAddr]', '[bodyLen]', '[hdrAddr]'],
+    reply: 'bytes of records written into the receive buffer (0: none yet), -(NEED_BASE + n), or RC_ERROR',
+  },
+  requestWait: { args: ['id', 'hdrLen', 'flags', 'waitMs'], reply: 'as request, the first records waited for (blocking transports)' },
+  recv: { args: ['id', 'timeoutMs'], reply: 'bytes of records written, -(NEED_BASE + n), RC_TIMEOUT or RC_ERROR', waits: true },
+  recvNow: { args: ['id'], reply: 'as recv, or RC_WOULD_BLOCK' },
+  body: { args: ['id', 'addr', 'cap', 'timeoutMs'], reply: 'body bytes written at addr (0: the next record is not body bytes), RC_TIMEOUT or RC_ERROR', waits: true },
+  bodyNow: { args: ['id', 'addr', 'cap'], reply: 'as body, or RC_WOULD_BLOCK' },
+  write: { args: ['id', 'addr', 'len'], reply: 'the bytes taken, RC_WOULD_BLOCK or RC_ERROR' },
+  drain: { args: ['id', 'timeoutMs'], reply: '1: room to write, 0: timed out', waits: true },
+  readNow: { args: ['id', 'addr', 'cap'], reply: 'the bytes read, RC_WOULD_BLOCK, RC_EOF or RC_ERROR' },
+  wait: { args: ['id', 'timeoutMs'], reply: '1: readable, 0: timed out', waits: true },
+  settle: { args: ['id'], reply: 'S_EMPTY, S_DATA, S_END or S_UNSETTLED' },
+  settleLater: { args: ['id'], reply: 'a promise of the state once the event loop has polled' },
+  state: { args: ['id'], reply: 'S_EMPTY, S_DATA or S_END' },
+  close: { args: ['id'], reply: '0' },
+  error: { args: [], reply: '"Class\\nmessage" of the last RC_ERROR' },
+  park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },
+  collect: { args: ['promise', 'token'], reply: 'nothing: the value is noted for takeSettled' },
+  takeSettled: { args: [], reply: '"token\\nvalue" of what settled, joined by "\\0"' },
+  whenSettled: { args: ['ms'], reply: 'a promise of 1 (something settled) or 0 (ms passed)' },
+  deferred: { args: ['token', 'name', '...args'], reply: '0: the call named is made without blocking, its value noted for takeSettled' },
+  forget: { args: ['token'], reply: 'nothing: the deferred wait is dropped' },
+  idle: { args: ['ms'], reply: '1: a deferred wait ended, 0: ms passed' },
 };

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bridge.h"
 #include "internal.h"
 
 
@@ -118,11 +119,12 @@ EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
     return nh_request_replay(c->req, &c->tmp, &c->tmp2, c->in.data, len, &c->out, &c->err);
 }
 
-/* input: the ruby.wasm bridge's request record.  output: the head. */
-EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len)
+/* input: the ruby.wasm bridge's request record; flags: its NH_SEND_*.
+ * output: the head. */
+EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len, int flags)
 {
     begin(c);
-    return nh_write_header(c->in.data, len, &c->out, &c->err);
+    return nh_write_header(c->in.data, len, (flags & NH_SEND_FLAT) != 0, &c->out, &c->err);
 }
 
 /* input: pairs */

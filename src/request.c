@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bridge.h"
 #include "internal.h"
 
 struct nh_request {
@@ -393,20 +392,37 @@ int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
     return write_head(q, ver, vlen, q->has_body, out, err);
 }
 
-/* write_header, then the body when with_body. */
+/* def write_header(sock, ver, path)
+ *   reqline = "#{@method} #{path} HTTP/#{ver}"
+ *   if /[\r\n]/ =~ reqline
+ *     raise ArgumentError, "A Request-Line must not contain CR or LF"
+ *   end
+ *   buf = +''
+ *   buf << reqline << "\r\n"
+ * (out replaced; room reserved for `more` bytes after it) */
+static int request_line(nh_buf *out, nh_error *err, const uint8_t *m, size_t ml, const uint8_t *path,
+                        size_t pl, const uint8_t *ver, size_t vl, size_t more)
+{
+    if (has_crlf(m, ml) || has_crlf(path, pl) || has_crlf(ver, vl))
+        return fail(out, err, "A Request-Line must not contain CR or LF");
+    out->len = 0;
+    if (nh_buf_reserve(out, ml + pl + vl + 16 + more) || nh_buf_append(out, m, ml) ||
+        nh_buf_putc(out, ' ') || nh_buf_append(out, path, pl) || nh_put_str(out, " HTTP/") ||
+        nh_buf_append(out, ver, vl) || nh_buf_append(out, "\r\n", 2))
+        return NH_NOMEM;
+    return NH_OK;
+}
+
+/* write_header (the fields: each_capitalized do |k,v| buf << "#{k}: #{v}\r\n"
+ * end; buf << "\r\n"), then the body when with_body. */
 static int write_head(nh_request *q, const uint8_t *ver, size_t vlen, int with_body, nh_buf *out,
                       nh_error *err)
 {
-    if (has_crlf(q->method, q->method_len) || has_crlf(q->path.data, q->path.len) ||
-        has_crlf(ver, vlen))
-        return fail(out, err, "A Request-Line must not contain CR or LF");
-    out->len = 0;
-    if (nh_buf_reserve(out, q->method_len + q->path.len + vlen + 16 + q->body.len +
-                                q->h.bytes.len + q->h.nfields * 8u) ||
-        nh_buf_append(out, q->method, q->method_len) || nh_buf_putc(out, ' ') ||
-        nh_buf_append(out, q->path.data, q->path.len) || nh_put_str(out, " HTTP/") ||
-        nh_buf_append(out, ver, vlen) || nh_buf_append(out, "\r\n", 2) ||
-        nh_headers_write(&q->h, out) || nh_buf_append(out, "\r\n", 2) ||
+    int rc = request_line(out, err, q->method, q->method_len, q->path.data, q->path.len, ver, vlen,
+                          q->body.len + q->h.bytes.len + q->h.nfields * 8u);
+    if (rc)
+        return rc;
+    if (nh_headers_write(&q->h, out) || nh_buf_append(out, "\r\n", 2) ||
         (with_body && nh_buf_append(out, q->body.data, q->body.len)))
         return NH_NOMEM;
     return NH_OK;
@@ -453,38 +469,23 @@ static size_t line_number(const uint8_t *s, size_t n)
     return v;
 }
 
-/* def write_header(sock, ver, path)
- *   reqline = "#{@method} #{path} HTTP/#{ver}"
- *   if /[\r\n]/ =~ reqline
- *     raise ArgumentError, "A Request-Line must not contain CR or LF"
- *   end
- *   buf = +''
- *   buf << reqline << "\r\n"
- *   each_capitalized do |k,v|
- *     buf << "#{k}: #{v}\r\n"
- *   end
- *   buf << "\r\n"
- * for a request whose @header Hash Ruby holds (the ruby.wasm bridge: Ruby
- * has made send_request_with_body's edits already). The record is the
- * bridge's (schema/bridge.mjs), each line ending in "\n":
- * METHOD, path, version, flags, then "name\nvalue" pairs (NH_SEND_FLAT) or
+/* write_header (request_line, then each_capitalized's lines and the empty
+ * one, as write_head) for a request whose @header Hash Ruby holds (the
+ * ruby.wasm bridge: Ruby has made send_request_with_body's edits already).
+ * The record is the bridge's (schema/bridge.mjs), each line ending in "\n":
+ * METHOD, path, version, then "name\nvalue" pairs (flat) or
  * "name\ncount\nvalue..." per field; names are downcased ASCII, values
  * hold no "\n". */
-int nh_write_header(const uint8_t *rec, size_t len, nh_buf *out, nh_error *err)
+int nh_write_header(const uint8_t *rec, size_t len, int flat, nh_buf *out, nh_error *err)
 {
-    const uint8_t *p = rec, *end = rec + len, *m, *path, *ver, *fl, *k, *v;
-    size_t ml, pl, vl, fll, kl, n;
+    const uint8_t *p = rec, *end = rec + len, *m, *path, *ver, *k, *v;
+    size_t ml, pl, vl, kl, n;
     out->len = 0;
-    if (!next_line(&p, end, &m, &ml) || !next_line(&p, end, &path, &pl) ||
-        !next_line(&p, end, &ver, &vl) || !next_line(&p, end, &fl, &fll))
+    if (!next_line(&p, end, &m, &ml) || !next_line(&p, end, &path, &pl) || !next_line(&p, end, &ver, &vl))
         return nh_fail(out, err, NH_E_TYPE, "malformed request record");
-    if (has_crlf(m, ml) || has_crlf(path, pl) || has_crlf(ver, vl))
-        return fail(out, err, "A Request-Line must not contain CR or LF");
-    int flat = (line_number(fl, fll) & NH_SEND_FLAT) != 0;
-    if (nh_buf_reserve(out, len + len / 2 + 32) || nh_buf_append(out, m, ml) || nh_buf_putc(out, ' ') ||
-        nh_buf_append(out, path, pl) || nh_put_str(out, " HTTP/") || nh_buf_append(out, ver, vl) ||
-        nh_buf_append(out, "\r\n", 2))
-        return NH_NOMEM;
+    int rc = request_line(out, err, m, ml, path, pl, ver, vl, len / 2 + 16);
+    if (rc)
+        return rc;
     while (next_line(&p, end, &k, &kl)) {
         if (flat)
             n = 1;

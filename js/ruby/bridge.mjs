@@ -9,52 +9,35 @@
 // awaits with a fiber switch: vm.evalAsync only) or blocking (they return
 // the value: the JS thread waits, as a Ruby thread does natively; under
 // NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
-import { ResponseParser } from '../index.mjs';
 import { keepBody } from '../response.mjs';
-import { getDefaultCodec } from '../core.mjs';
-import { Pending, then } from './pending.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, SEND_RESPONSE_BODY, SEND_DECODE } from './constants.mjs';
+import { Connections } from './connections.mjs';
+import { then } from './pending.mjs';
+import { Waits, waitFor } from './waits.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY } from './constants.mjs';
 
-const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });
-const NL = 10;
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
-// Parsers kept for reuse.
-const PARSER_POOL = 8;
 // How long a waiting transport's connection may sit unpolled before its
 // state is taken as current (see settle).
 const SETTLE_AFTER_MS = 1;
 const CLOSED = 'IOError\nclosed stream';
-// The calls that may wait for the network (Bridge#deferred).
-const DEFERRABLE = new Set(['open', 'starttls', 'resolve', 'recv', 'body', 'drain', 'wait']);
 
-export class Bridge {
-  // wake: runs NetHttpWasm.__wake in the VM (a waiting transport's
-  // promise settled; see park)
+export class Bridge extends Waits {
+  // wake: calls NetHttpWasm.__wake in the VM, keeping nothing there or
+  // here (a waiting transport's promise settled; see Waits#park)
   constructor(memory, options, transport, wake = null) {
+    super(transport, wake);
     this.memory = memory;
     this.profile = options.profile;
     // not MRI: responses are read in the codec's strict mode (RFC 9112)
     this.strictResponses = !!options.strictResponses;
-    this.transport = transport;
     this.blocking = !!transport.blocking;
-    this.conns = new Map();
-    this.parsers = []; // parsers of closed connections, for new ones
-    this.nextId = 1;
+    this.codec = options.codecInstance;
+    this.connections = new Connections({ profile: this.profile, codec: this.codec });
+    this.conns = this.connections.conns; // id → Conn
     this.lastError = '';
-    this.droppedHeaders = [];
-    this.ResponseParser = ResponseParser;
-    this.requestOptions = { profile: this.profile };
-    if (options.codecInstance) this.requestOptions.codec = options.codecInstance;
-    this.codec = null;
+    this.droppedHeaders = []; // (the fetch transport: the fields fetch() refused)
     this._u8 = null;
-    this.wake = wake;
-    this.settled = '';
-    this.lastPoll = 0; // when Ruby last came back from the event loop
-    this.settledList = [];
-    this.onSettled = null;
-    this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
-    this.optionsCache = new Map(); // messageOptions: method → [flags] → options
   }
 
   mem() {
@@ -63,140 +46,10 @@ export class Bridge {
     return this._u8;
   }
 
-  // A ResponseParser for a new connection: one a closed connection left,
-  // started on a new stream, or a new one.
-  takeParser(options) {
-    const p = this.parsers.pop();
-    if (!p) return new this.ResponseParser(options);
-    p.reset({ ...options, streamOffset: 0 });
-    return p;
-  }
-
-  releaseParser(p) {
-    p.takePending();
-    if (this.parsers.length < PARSER_POOL) this.parsers.push(p);
-    else p.close();
-  }
-
-  add(conn) {
-    const id = this.nextId++;
-    conn.id = id;
-    this.conns.set(id, conn);
-    return id;
-  }
-
   conn(id) {
     const c = this.conns.get(id);
     if (!c) this.lastError = CLOSED;
     return c;
-  }
-
-  // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
-
-  // Ruby: resumes waiter `token` once the promise settles: wake() runs
-  // NetHttpWasm.__wake, which reads `settled`, "token:value" (the value is
-  // a number or a string). (Passing it as an argument would need vm.wrap,
-  // whose objects ruby.wasm never frees.)
-  park(promise, token) {
-    promise.then((v) => {
-      this.lastPoll = performance.now();
-      this.settled = `${token}:${v}`;
-      this.wake();
-    });
-  }
-
-  // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
-
-  // Ruby: notes `token` and the promise's value once it settles.
-  collect(promise, token) {
-    promise.then((v) => {
-      this.settledList.push(`${token}\n${v}`);
-      const w = this.onSettled;
-      if (w) {
-        this.onSettled = null;
-        w();
-      }
-    });
-  }
-
-  // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
-  takeSettled() {
-    this.pollPendings();
-    if (!this.settledList.length) return '';
-    const s = this.settledList.join('\0');
-    this.settledList = [];
-    return s;
-  }
-
-  // Ruby: a promise that resolves when something has settled, or after ms
-  // milliseconds (ms < 0: no limit).
-  whenSettled(ms) {
-    if (this.settledList.length) return Promise.resolve(1);
-    return new Promise((resolve) => {
-      const timer = ms >= 0 ? setTimeout(() => {
-        this.onSettled = null;
-        resolve(0);
-      }, ms) : null;
-      this.onSettled = () => {
-        if (timer) clearTimeout(timer);
-        resolve(1);
-      };
-    });
-  }
-
-  // -- NetHttpWasm::Scheduler over a blocking transport --
-
-  // Ruby: bridge call `name` (one that may wait for the network) made
-  // without blocking; its value is noted for `token` (takeSettled) at once,
-  // or, when it must wait, once its Pending is over (idle, takeSettled).
-  deferred(token, name, ...args) {
-    if (!DEFERRABLE.has(name)) throw new TypeError(`not a deferrable call: ${name}`);
-    const r = this.transport.deferred(() => this[name](...args));
-    if (r instanceof Pending) this.pendings.set(token, r);
-    else this.settledList.push(`${token}\n${r}`);
-    return 0;
-  }
-
-  // Ruby: a fiber waiting for `token` was given up (an exception raised in
-  // it): its wait is dropped before it can write into Ruby's memory.
-  forget(token) {
-    this.pendings.delete(token);
-  }
-
-  // Ruby, when every fiber waits: blocks until the I/O thread's events end
-  // a Pending (1), or for ms milliseconds (0; ms < 0: no limit).
-  idle(ms) {
-    const end = ms < 0 ? Infinity : performance.now() + ms;
-    let room = false;
-    const conns = new Set();
-    for (const p of this.pendings.values()) {
-      room ||= p.room;
-      if (p.conn) conns.add(p.conn);
-    }
-    const until = () => {
-      let t = end;
-      for (const p of this.pendings.values()) if (p.deadline < t) t = p.deadline;
-      return t;
-    };
-    // (the transport takes the events and reads the connections itself)
-    return this.transport.idle(() => this.pollPendings(false) > 0, until, room, [...conns]) ? 1 : 0;
-  }
-
-  // Moves the values of the Pendings that are over to settledList, after
-  // taking what came for them (`look`).
-  pollPendings(look = true) {
-    if (this.pendings.size) {
-      if (look) for (const p of this.pendings.values()) this.transport.pump(p.conn);
-      const now = performance.now();
-      for (const [token, p] of this.pendings) {
-        const v = p.poll(now);
-        if (v !== undefined) {
-          this.pendings.delete(token);
-          this.settledList.push(`${token}\n${v}`);
-        }
-      }
-    }
-    return this.settledList.length;
   }
 
   // -- calls from Ruby --
@@ -230,7 +83,7 @@ export class Bridge {
     const done = (r) => {
       if (typeof r === 'string') return `!${r}`;
       r.conn.peer = spec;
-      return `${this.add(r.conn)}\n${r.info}`;
+      return `${this.connections.add(r.conn)}\n${r.info}`;
     };
     return then(this.transport.open(this, spec), done);
   }
@@ -255,7 +108,7 @@ export class Bridge {
       // the old Conn gives up its socket: nothing of it is read any more
       conn.closed = true;
       if (conn.parser) {
-        this.releaseParser(conn.parser);
+        this.connections.releaseParser(conn.parser);
         conn.parser = null;
       }
       r.conn.id = id;
@@ -284,32 +137,26 @@ export class Bridge {
   }
 
   // The codec writes a request: the request record of schema/bridge.mjs
-  // (METHOD, path, version, flags, then the fields; each line ends in "\n"),
-  // hdrLen bytes in the bound buffer (or at hdrAddr), the body after it on
-  // the wire. Returns the bytes of the response's records already written
+  // (METHOD, path, version, then the fields; each line ends in "\n"),
+  // hdrLen bytes in the bound buffer (or at hdrAddr), with its SEND_* flags;
+  // the body after it on the wire. Returns the bytes of the response's records already written
   // into the receive buffer (a transport that answers at once, or a quick
   // poll), 0 when there are none yet, -(NEED_BASE + n) when the first does
   // not fit, or RC_ERROR.
-  request(id, hdrLen, bodyAddr = 0, bodyLen = 0, hdrAddr = null) {
+  request(id, hdrLen, flags, bodyAddr = 0, bodyLen = 0, hdrAddr = null) {
     const conn = this.conn(id);
     if (!conn || conn.closed) return this.fail(CLOSED);
     const mem = this.mem();
     const at = hdrAddr == null ? conn.hbuf : hdrAddr;
-    const c = this.codec || (this.codec = this.requestOptions.codec || getDefaultCodec());
+    const c = this.codec;
     c.begin(hdrLen);
     c.u8.set(mem.subarray(at, at + hdrLen), c.inPtr);
     c.pos = hdrLen;
     try {
-      c.call('nh_wasm_write_header');
+      c.call('nh_wasm_write_header', flags);
     } catch (e) {
       return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
     }
-    // the method and the flags: the record's first and fourth lines
-    const m = mem.indexOf(NL, at);
-    const f = mem.indexOf(NL, mem.indexOf(NL, m + 1) + 1) + 1;
-    let flags = 0;
-    for (let i = f; mem[i] !== NL; i++) flags = flags * 10 + mem[i] - 48;
-    const method = methodName(mem, at, m);
     // the head and body, copied out before the parser (which shares the
     // codec) is started
     const p = c.outPtr();
@@ -329,7 +176,7 @@ export class Bridge {
       bytes = c.u8.slice(p, p + n);
       rest = mem.slice(bodyAddr, bodyAddr + body);
     }
-    conn.beginMessage(this.messageOptions(method, flags));
+    conn.beginMessage(this.connections.messageOptions(flags, !!this.strictResponses));
     conn.write(bytes);
     if (rest) conn.write(rest);
     // a quick answer, taken before Ruby would wait for it
@@ -343,8 +190,8 @@ export class Bridge {
   // transport: the response's first records waited for in the same call,
   // as Ruby's recv would next (waitMs: its read timeout, -1: none). A wait
   // that timed out is told by the recv that follows (0 here).
-  requestWait(id, hdrLen, waitMs) {
-    const rc = this.request(id, hdrLen);
+  requestWait(id, hdrLen, flags, waitMs) {
+    const rc = this.request(id, hdrLen, flags);
     if (rc !== 0 || !this.blocking) return rc;
     const conn = this.conns.get(id);
     if (!this.transport.block(conn, () => conn.hasRecords(), waitMs < 0 ? null : waitMs)) {
@@ -353,34 +200,6 @@ export class Bridge {
     }
     // (closed with nothing to read: recv reports it)
     return conn.records.length ? conn.fillRecords(this.mem(), conn.rbuf, conn.rcap) : 0;
-  }
-
-  // The options of a message's ResponseParser (one object per method, flags
-  // and strictness: the parser keeps its configuration while they stay the
-  // same).
-  messageOptions(method, flags) {
-    let byFlags = this.optionsCache.get(method);
-    if (!byFlags) {
-      if (this.optionsCache.size >= 64) this.optionsCache.clear();
-      this.optionsCache.set(method, (byFlags = []));
-    }
-    const k = flags * 2 + (this.strictResponses ? 1 : 0);
-    let o = byFlags[k];
-    if (!o) {
-      o = {
-        requestMethod: method,
-        responseHasBody: (flags & SEND_RESPONSE_BODY) !== 0,
-        decodeContent: (flags & SEND_DECODE) !== 0,
-        skipInterim: true,
-        strict: !!this.strictResponses,
-        profile: this.profile,
-        codec: this.requestOptions.codec,
-        bodyViews: true, // (Conn#bodyBytes)
-        bridgeRecords: true, // (Conn#feed)
-      };
-      byFlags[k] = o;
-    }
-    return o;
   }
 
   // The next records of the current message into Ruby's bound buffer,
@@ -562,10 +381,6 @@ export class Bridge {
     return this.lastError;
   }
 
-  readHostFile(path) {
-    return this.transport.readFile ? this.transport.readFile(String(path)) : null;
-  }
-
   fail(text) {
     this.lastError = text;
     return RC_ERROR;
@@ -575,51 +390,3 @@ export class Bridge {
     return this.blocking ? v : Promise.resolve(v);
   }
 }
-
-// A request's method from its record's bytes [a, b): the methods
-// Net::HTTP defines are ASCII and short.
-function methodName(mem, a, b) {
-  if (b - a > 16) return utf8.decode(mem.subarray(a, b));
-  let s = '';
-  for (let i = a; i < b; i++) {
-    const ch = mem[i];
-    if (ch > 0x7f) return utf8.decode(mem.subarray(a, b));
-    s += String.fromCharCode(ch);
-  }
-  return s;
-}
-
-// Resolves with true when ready() holds, or false when ms milliseconds pass
-// with nothing arriving (each arrival restarts the clock, as BufferedIO's
-// read_timeout applies to each wait for data; `once`: the clock does not
-// restart, as IO#wait_readable's timeout). The timer is armed only when
-// there is nothing to read.
-function waitFor(conn, ready, ms, once = false) {
-  if (ready()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    let timer = null;
-    const arm = () => {
-      if (ms == null) return;
-      if (timer) {
-        if (once) return;
-        clearTimeout(timer);
-      }
-      timer = setTimeout(() => {
-        conn.waiter = null;
-        resolve(false);
-      }, ms);
-    };
-    const waiter = () => {
-      if (ready()) {
-        if (timer) clearTimeout(timer);
-        resolve(true);
-      } else {
-        conn.waiter = waiter;
-        arm();
-      }
-    };
-    conn.waiter = waiter;
-    arm();
-  });
-}
-

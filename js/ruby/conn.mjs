@@ -202,7 +202,7 @@ export class Conn {
   beginMessage(options) {
     // (the parser holds no bytes of its own here: feed takes the rest
     // after each message's end)
-    if (!this.parser) this.parser = this.bridge.takeParser(options);
+    if (!this.parser) this.parser = this.bridge.connections.takeParser(options);
     // (the same options: the parser keeps its configuration)
     else this.parser.reset(options === this.options ? undefined : options);
     this.options = options;
@@ -361,7 +361,7 @@ export class Conn {
     if (this.closed) return;
     this.closed = true;
     if (this.parser) {
-      this.bridge.releaseParser(this.parser);
+      this.bridge.connections.releaseParser(this.parser);
       this.parser = null;
     }
     this.raw = [];

@@ -59,3 +59,5 @@ export const BODY_DIRECT = 65536;
 export const BODY_SEGMENT = 8388608;
 /** a read needing room returns -(NEED_BASE + size) */
 export const NEED_BASE = 16;
+/** The bridge calls that may wait for the network (schema/bridge.mjs calls). */
+export const WAITING_CALLS = new Set(["resolve","open","starttls","recv","body","drain","wait"]);

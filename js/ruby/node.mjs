@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { install, prepare } from './install.mjs';
-import { nodeAsyncTransport } from './node-async.mjs';
-import { nodeBlockingTransport } from './node-blocking.mjs';
+import { nodeAsyncTransport } from './transports/node-async.mjs';
+import { nodeBlockingTransport } from './transports/node-blocking.mjs';
 
 const host = {
   defaultTransport: 'node',

@@ -33,10 +33,10 @@ module NetHttpWasm
       @codec_msg = false
     end
 
-    # Writes a request serialized by the codec (hdr: see Bridge#request,
-    # js/ruby/bridge.mjs); the response's first records come back with it
-    # when they are there already.
-    def codec_send(hdr, body)
+    # Writes a request serialized by the codec (hdr, flags: see
+    # Bridge#request, js/ruby/bridge.mjs); the response's first records come
+    # back with it when they are there already.
+    def codec_send(hdr, flags, body)
       @rec_pos = @rec_end = 0
       bind unless @bound
       # an ASCII record goes through the bound buffer (taking a String's
@@ -45,18 +45,18 @@ module NetHttpWasm
       rc = if n <= HDR_BUF && hdr.ascii_only?
         @hdr_buf.bytesplice(0, n, hdr)
         if body
-          @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize)
+          @bridge.call('request', @id, n, flags, NetHttpWasm.addr(body), body.bytesize)
         elsif @blocking && !Fiber.scheduler.is_a?(Scheduler)
           # a blocking transport waits for the response's first records in
           # the same call, as fill_records would next (a timeout is told by
           # the recv that follows, in read_new); not under the scheduler,
           # whose other fibers must run while this one waits
-          @bridge.call('requestWait', @id, n, NetHttpWasm.ms(@read_timeout))
+          @bridge.call('requestWait', @id, n, flags, NetHttpWasm.ms(@read_timeout))
         else
-          @bridge.call('request', @id, n)
+          @bridge.call('request', @id, n, flags)
         end
       else
-        body ? @bridge.call('request', @id, n, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call('request', @id, n, 0, 0, NetHttpWasm.addr(hdr))
+        body ? @bridge.call('request', @id, n, flags, NetHttpWasm.addr(body), body.bytesize, NetHttpWasm.addr(hdr)) : @bridge.call('request', @id, n, flags, 0, 0, NetHttpWasm.addr(hdr))
       end
       rc = rc.to_i
       NetHttpWasm.raise_last_error if rc < 0 && rc > -NEED_BASE

@@ -105,24 +105,22 @@ module NetHttpWasm
   # Net::HTTPGenericRequest#exec: the codec writes the request.
   module RequestExec
     def exec(sock, ver, path)
-      if NetHttpWasm::BufferedIO === sock && sock.codec_ready? && (hdr = __nhw_serialize(sock, ver, path))
-        sock.codec_send(hdr, @body)
-      else
-        sock.raw_msg! if NetHttpWasm::BufferedIO === sock
-        super
-      end
+      return if NetHttpWasm::BufferedIO === sock && sock.codec_ready? && __nhw_exec(sock, ver, path)
+      sock.raw_msg! if NetHttpWasm::BufferedIO === sock
+      super
     end
 
     private
 
-    # The request record (schema/bridge.mjs): "METHOD\npath\nversion\nflags\n"
-    # then the fields, or nil where net/http's own code must write the
-    # request (a body stream or multipart body data, Expect: 100-continue, a
-    # "\n" the line framing cannot carry, a field that is not a String
-    # name and an Array of String values (set behind net/http's back), a
-    # non-ASCII name, whose capitalization depends on its encoding, or
-    # encodings that raise).
-    def __nhw_serialize(sock, ver, path)
+    # Sends the request through the codec: its record (schema/bridge.mjs,
+    # "METHOD\npath\nversion\n" then the fields) and its SEND_* flags;
+    # true when sent, nil where net/http's own code must write the request
+    # (a body stream or multipart body data, Expect: 100-continue, a "\n"
+    # the line framing cannot carry, a field that is not a String name and
+    # an Array of String values (set behind net/http's back), a non-ASCII
+    # name, whose capitalization depends on its encoding, or encodings that
+    # raise).
+    def __nhw_exec(sock, ver, path)
       return nil if @body_stream || @body_data
       body = @body
       if body
@@ -144,7 +142,7 @@ module NetHttpWasm
       ks = h.keys
       n = ks.size
       hdr = ''.b
-      hdr << m << "\n" << path << "\n" << ver << "\n" << (flags | SEND_FLAT).to_s << "\n"
+      hdr << m << "\n" << path << "\n" << ver << "\n"
       i = 0
       while i < n
         k = ks[i]
@@ -158,11 +156,12 @@ module NetHttpWasm
       end
       if i == n
         # one value per field (the usual case): name, value pairs
-        lines = 4 + 2 * n
+        flags |= SEND_FLAT
+        lines = 3 + 2 * n
       else
         hdr = ''.b
-        hdr << m << "\n" << path << "\n" << ver << "\n" << flags.to_s << "\n"
-        lines = 4
+        hdr << m << "\n" << path << "\n" << ver << "\n"
+        lines = 3
         h.each do |k, vs|
           return nil unless String === k && Array === vs
           hdr << k << "\n" << vs.size.to_s << "\n"
@@ -176,7 +175,8 @@ module NetHttpWasm
       # a "\n" inside a value (set behind net/http's checks) breaks the framing
       return nil unless hdr.count("\n") == lines
       return nil unless hdr.ascii_only? || @header.each_key.all?(&:ascii_only?)
-      hdr
+      sock.codec_send(hdr, flags, body)
+      true
     rescue Encoding::CompatibilityError
       nil
     end

@@ -26,11 +26,11 @@
 // below), reading the fd after each: no thread can be asked to watch a
 // socket it does not own.
 import { Worker, MessageChannel, receiveMessageOnPort } from 'node:worker_threads';
-import { readFileSync } from 'node:fs';
-import { Conn } from './conn.mjs';
+import { Conn } from '../conn.mjs';
 import { connectHere } from './node-connect.mjs';
-import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead, deliverWrite, fdOf } from './node-fd.mjs';
-import { Pending, then } from './pending.mjs';
+import { HereConn } from './node-here.mjs';
+import { POLL_MS, pollPolicy, readBurst, readFd, writeFd, deliverRead, deliverWrite } from './node-fd.mjs';
+import { Pending, then } from '../pending.mjs';
 
 const WORKER = new URL('./node-io-worker.mjs', import.meta.url);
 
@@ -140,69 +140,6 @@ class WorkerConn extends Conn {
     this.fd = -1;
     this.io.conns.delete(this.wid);
     this.io.post({ op: 'close', id: this.wid });
-  }
-}
-
-// A plain connection to a loopback address owned by this thread
-// (connectHere): read and written on its fd; what the kernel does not take
-// of a write waits here and is written as the kernel takes it (flush: at
-// each read, and in the slices of a wait).
-class HereConn extends Conn {
-  constructor(bridge, socket, polls) {
-    super(bridge);
-    this.socket = socket;
-    this.fd = fdOf(socket);
-    this.here = true;
-    this.watching = false;
-    this.polls = polls;
-    this.queue = []; // bytes written and not yet taken by the kernel
-  }
-  write(bytes) {
-    if (this.closed || this.fd < 0) return false;
-    let data = bytes;
-    if (this.queue.length === 0) {
-      const n = deliverWrite(this, writeFd(this.fd, bytes));
-      if (n < 0 || n === bytes.length) return true;
-      data = bytes.subarray(n);
-    }
-    // (a copy: the caller's bytes may be a view of memory it reuses)
-    this.queue.push(data.slice());
-    this.unsent += data.length;
-    return true;
-  }
-  // Writes what waits while the kernel takes it.
-  flush() {
-    while (this.queue.length && this.fd >= 0 && !this.error) {
-      const head = this.queue[0];
-      const n = deliverWrite(this, writeFd(this.fd, head));
-      if (n < 0) {
-        this.queue = [];
-        return;
-      }
-      if (n > 0) this.onFlushed(n);
-      if (n < head.length) {
-        this.queue[0] = head.subarray(n);
-        return;
-      }
-      this.queue.shift();
-    }
-  }
-  readDirect() {
-    this.flush();
-    return readBurst(() => this.readOnce(), this) !== 0;
-  }
-  readNow() {
-    this.readDirect();
-  }
-  readOnce() {
-    if (this.fd < 0 || this.eof || this.error || this.closed) return 0;
-    return deliverRead(this, readFd(this.fd));
-  }
-  watch() {}
-  destroy() {
-    this.fd = -1;
-    this.queue = [];
-    this.socket.destroy();
   }
 }
 
@@ -405,13 +342,6 @@ export function nodeBlockingTransport() {
       const left = until() - performance.now();
       if (left > 0 && left < Infinity) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, left);
       return done();
-    },
-    readFile(path) {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch {
-        return null;
-      }
     },
     close() {
       if (!io) return undefined;

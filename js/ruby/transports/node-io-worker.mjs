@@ -12,6 +12,7 @@ import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { fdOf, resetAtEnd } from './node-fd.mjs';
+import { stopStreamReads, guardDestroy, restoreStream, readStop, readStart } from './node-internals.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
@@ -34,19 +35,20 @@ const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load
 
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
 const direct = new Map(); // socket → its lock word, for connections used directly
-const noRead = () => {};
 const ignore = () => {};
 
 // Hands the socket to the Ruby thread: Node's stream no longer starts
-// reads (its _read does nothing), and destroying it waits for the lock.
+// reads, and destroying it waits for the lock.
 function makeDirect(socket) {
   const lock = new Int32Array(new SharedArrayBuffer(4));
-  socket._read = noRead;
-  socket._destroy = function (err, cb) {
-    while (Atomics.compareExchange(lock, 0, 0, 2) === 1) Atomics.wait(lock, 0, 1, 5);
-    direct.delete(this);
-    return Object.getPrototypeOf(this)._destroy.call(this, err, cb);
-  };
+  stopStreamReads(socket);
+  guardDestroy(
+    socket,
+    () => {
+      while (Atomics.compareExchange(lock, 0, 0, 2) === 1) Atomics.wait(lock, 0, 1, 5);
+    },
+    () => direct.delete(socket),
+  );
   direct.set(socket, lock);
   return lock;
 }
@@ -55,13 +57,12 @@ function makeDirect(socket) {
 function unmakeDirect(socket) {
   if (!direct.has(socket)) return;
   direct.delete(socket);
-  delete socket._read;
-  delete socket._destroy;
+  restoreStream(socket);
 }
 
 // A watched read came (or the socket ended): stop reading until asked again.
 function unwatch(socket) {
-  if (direct.has(socket) && socket._handle) socket._handle.readStop();
+  if (direct.has(socket)) readStop(socket);
 }
 
 function wire(id, socket) {
@@ -149,7 +150,7 @@ port.on('message', (m) => {
       break;
     case 'watch':
       // one read of a direct connection, posted; then reads stop again
-      if (socket && !socket.destroyed && socket._handle) socket._handle.readStart();
+      if (socket) readStart(socket);
       break;
     case 'pause':
       if (socket) socket.pause();

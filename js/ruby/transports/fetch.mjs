@@ -1,9 +1,9 @@
 // The browser transport: each request the codec writes becomes one fetch(),
 // and each response HTTP/1.1 bytes for the same parser. Browsers have no
 // sockets; the page's origin must be allowed by the server (CORS).
-import { Conn } from './conn.mjs';
-import { isForbiddenRequestHeader } from '../fetch.mjs';
-import { concatAll } from '../response-parser.mjs';
+import { Conn } from '../conn.mjs';
+import { isForbiddenRequestHeader } from '../../fetch.mjs';
+import { concatAll } from '../../response-parser.mjs';
 
 const encoder = new TextEncoder();
 const utf8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true });

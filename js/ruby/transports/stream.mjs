@@ -1,7 +1,7 @@
 // A transport over connections the caller makes: installNetHttp(vm,
 // { transport: ({ host, port, tls, timeoutMs }) => Promise<stream> }) where a
 // stream is { write(u8), close(), and onData / onEnd / onError set by us }.
-import { Conn } from './conn.mjs';
+import { Conn } from '../conn.mjs';
 import { errnoOf } from './errno.mjs';
 
 // A connection over a user-supplied duplex: { write(u8), close(), onData, onEnd, onError }.

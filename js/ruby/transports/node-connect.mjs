@@ -8,6 +8,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf } from './errno.mjs';
 import { connectedNow } from './node-fd.mjs';
+import { stopStreamReads } from './node-internals.mjs';
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 
@@ -288,7 +289,7 @@ export function connectHere(spec) {
   }
   // (errors come through the fd's system calls)
   socket.on('error', () => {});
-  socket._read = () => {};
+  stopStreamReads(socket);
   const now = connectedNow(socket);
   if (now === true) return { socket, info: socketInfo(socket) };
   socket.destroy();

@@ -4,10 +4,9 @@
 // Right after a request, a plain TCP connection is polled on its fd for a
 // quick answer (node-fd.mjs): one that comes within POLL_MS is taken with
 // no fiber switch and no turn of the loop.
-import { readFileSync } from 'node:fs';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
-import { Conn } from './conn.mjs';
+import { Conn } from '../conn.mjs';
 import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
@@ -124,13 +123,6 @@ export function nodeAsyncTransport() {
     },
     resolve(host) {
       return new Promise((done) => lookup(host, (err, address) => done(err ? `!${err.code}` : address)));
-    },
-    readFile(path) {
-      try {
-        return readFileSync(path, 'utf8');
-      } catch {
-        return null;
-      }
     },
     close() {},
   };

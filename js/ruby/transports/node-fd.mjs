@@ -5,6 +5,7 @@
 // the loop's thread) before they wait for one.
 import { readSync, writeSync } from 'node:fs';
 import { socketError } from './node-connect.mjs';
+import { socketFd, tcpFd, setNoDelayNow } from './node-internals.mjs';
 
 // How long a wait polls a connection before it sleeps: an answer from a
 // near, quick server comes within that. A connection whose last answer
@@ -71,10 +72,7 @@ const READ_MAX = 1024 * 1024;
 let readBuf = null;
 
 /** The fd of a connected plain TCP socket of node:net, or -1 (TLS, a pipe, Windows). */
-export function fdOf(socket) {
-  const h = socket && socket._handle;
-  return !socket.encrypted && h && typeof h.fd === 'number' && h.fd >= 0 && process.platform !== 'win32' ? h.fd : -1;
-}
+export const fdOf = socketFd;
 
 // A system call: its result, or 'EAGAIN' when the kernel has nothing to
 // give or no room now, or the error.
@@ -121,7 +119,7 @@ export function connectedNow(socket) {
   const r = sys(() => writeSync(fd, EMPTY));
   if (r === 0) {
     // Node sets TCP_NODELAY once it sees the connection up: now
-    if (socket._handle.setNoDelay) socket._handle.setNoDelay(true);
+    setNoDelayNow(socket);
     return true;
   }
   if (typeof r === 'number' || r === 'EAGAIN' || STILL_CONNECTING.has(r && r.code)) return null;
@@ -139,10 +137,8 @@ export function connectedNow(socket) {
  * error): socket.prependListener('end', ...).
  */
 export function resetAtEnd(socket) {
-  const h = socket._handle;
-  // (a TLS socket's handle wraps the TCP one)
-  const fd = !h ? -1 : typeof h.fd === 'number' ? h.fd : h._parent && typeof h._parent.fd === 'number' ? h._parent.fd : -1;
-  if (fd < 0 || process.platform === 'win32') return null;
+  const fd = tcpFd(socket);
+  if (fd < 0) return null;
   const r = sys(() => writeSync(fd, EMPTY));
   return r && r.code === 'ECONNRESET' ? r : null;
 }

@@ -1,0 +1,163 @@
+// Waiting, for the calls Ruby makes (Bridge extends Waits): a waiting
+// transport's fiber parks on a promise and is woken when it settles; under
+// NetHttpWasm::Scheduler many fibers wait on one promise (collect,
+// whenSettled), and over a blocking transport a call that would wait is
+// made without blocking and kept as a Pending until it is over (deferred,
+// idle). The calls Ruby makes here are declared in schema/bridge.mjs.
+import { Pending } from './pending.mjs';
+import { WAITING_CALLS } from './constants.mjs';
+
+export class Waits {
+  constructor(transport, wake) {
+    this.transport = transport;
+    this.wake = wake;
+    this.settled = '';
+    this.lastPoll = 0; // when Ruby last came back from the event loop
+    this.settledList = [];
+    this.onSettled = null;
+    this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
+  }
+
+  // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
+
+  // Ruby: resumes waiter `token` once the promise settles: wake() calls
+  // NetHttpWasm.__wake, which reads `settled`, "token:value" (the value is
+  // a number or a string). (Passing it as an argument would need vm.wrap,
+  // whose objects ruby.wasm never frees.)
+  park(promise, token) {
+    promise.then((v) => {
+      this.lastPoll = performance.now();
+      this.settled = `${token}:${v}`;
+      this.wake();
+    });
+  }
+
+  // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
+
+  // Ruby: notes `token` and the promise's value once it settles.
+  collect(promise, token) {
+    promise.then((v) => {
+      this.settledList.push(`${token}\n${v}`);
+      const w = this.onSettled;
+      if (w) {
+        this.onSettled = null;
+        w();
+      }
+    });
+  }
+
+  // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
+  takeSettled() {
+    this.pollPendings();
+    if (!this.settledList.length) return '';
+    const s = this.settledList.join('\0');
+    this.settledList = [];
+    return s;
+  }
+
+  // Ruby: a promise that resolves when something has settled, or after ms
+  // milliseconds (ms < 0: no limit).
+  whenSettled(ms) {
+    if (this.settledList.length) return Promise.resolve(1);
+    return new Promise((resolve) => {
+      const timer = ms >= 0 ? setTimeout(() => {
+        this.onSettled = null;
+        resolve(0);
+      }, ms) : null;
+      this.onSettled = () => {
+        if (timer) clearTimeout(timer);
+        resolve(1);
+      };
+    });
+  }
+
+  // -- NetHttpWasm::Scheduler over a blocking transport --
+
+  // Ruby: bridge call `name` (one that may wait for the network) made
+  // without blocking; its value is noted for `token` (takeSettled) at once,
+  // or, when it must wait, once its Pending is over (idle, takeSettled).
+  deferred(token, name, ...args) {
+    if (!WAITING_CALLS.has(name)) throw new TypeError(`not a deferrable call: ${name}`);
+    const r = this.transport.deferred(() => this[name](...args));
+    if (r instanceof Pending) this.pendings.set(token, r);
+    else this.settledList.push(`${token}\n${r}`);
+    return 0;
+  }
+
+  // Ruby: a fiber waiting for `token` was given up (an exception raised in
+  // it): its wait is dropped before it can write into Ruby's memory.
+  forget(token) {
+    this.pendings.delete(token);
+  }
+
+  // Ruby, when every fiber waits: blocks until the I/O thread's events end
+  // a Pending (1), or for ms milliseconds (0; ms < 0: no limit).
+  idle(ms) {
+    const end = ms < 0 ? Infinity : performance.now() + ms;
+    let room = false;
+    const conns = new Set();
+    for (const p of this.pendings.values()) {
+      room ||= p.room;
+      if (p.conn) conns.add(p.conn);
+    }
+    const until = () => {
+      let t = end;
+      for (const p of this.pendings.values()) if (p.deadline < t) t = p.deadline;
+      return t;
+    };
+    // (the transport takes the events and reads the connections itself)
+    return this.transport.idle(() => this.pollPendings(false) > 0, until, room, [...conns]) ? 1 : 0;
+  }
+
+  // Moves the values of the Pendings that are over to settledList, after
+  // taking what came for them (`look`).
+  pollPendings(look = true) {
+    if (this.pendings.size) {
+      if (look) for (const p of this.pendings.values()) this.transport.pump(p.conn);
+      const now = performance.now();
+      for (const [token, p] of this.pendings) {
+        const v = p.poll(now);
+        if (v !== undefined) {
+          this.pendings.delete(token);
+          this.settledList.push(`${token}\n${v}`);
+        }
+      }
+    }
+    return this.settledList.length;
+  }
+}
+
+// Resolves with true when ready() holds, or false when ms milliseconds pass
+// with nothing arriving (each arrival restarts the clock, as BufferedIO's
+// read_timeout applies to each wait for data; `once`: the clock does not
+// restart, as IO#wait_readable's timeout). The timer is armed only when
+// there is nothing to read.
+export function waitFor(conn, ready, ms, once = false) {
+  if (ready()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let timer = null;
+    const arm = () => {
+      if (ms == null) return;
+      if (timer) {
+        if (once) return;
+        clearTimeout(timer);
+      }
+      timer = setTimeout(() => {
+        conn.waiter = null;
+        resolve(false);
+      }, ms);
+    };
+    const waiter = () => {
+      if (ready()) {
+        if (timer) clearTimeout(timer);
+        resolve(true);
+      } else {
+        conn.waiter = waiter;
+        arm();
+      }
+    };
+    conn.waiter = waiter;
+    arm();
+  });
+}
+
