@@ -7,16 +7,17 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 what=${1:-all}
-SRC=(src/buf.c src/rstring.c src/casemap.c src/header.c src/form.c src/uri.c src/request.c src/abi.c)
-for f in src/*.c; do
+# the codec (src/) and the module's edges: its exported ABI (wasm/*.c)
+SRC=(src/buf.c src/rstring.c src/casemap.c src/header.c src/form.c src/uri.c src/request.c wasm/abi.c)
+for f in src/*.c wasm/*.c; do
   case " ${SRC[*]} " in *" $f "*) ;; *) SRC+=("$f");; esac
 done
 # bulk memory: memcpy/memmove/memset are single instructions (memory.copy,
 # memory.fill) instead of loops in the module (every current engine has them)
-CFLAGS=(-std=c11 -O2 -mbulk-memory -Wall -Wextra -Werror -fno-exceptions -ffile-prefix-map="$PWD"=.)
+CFLAGS=(-std=c11 -O2 -Isrc -mbulk-memory -Wall -Wextra -Werror -fno-exceptions -ffile-prefix-map="$PWD"=.)
 WASM_OPT=(-O2 --enable-bulk-memory --strip-debug --strip-producers --strip-target-features)
 EXPORTS=(nh_alloc nh_free nh_ctx_new nh_ctx_free nh_ctx_input nh_ctx_trim)
-for e in $(grep -ho 'EXPORT(nh_wasm_[a-z_0-9]*)' src/*.c | sed 's/EXPORT(\(.*\))/\1/' | sort -u); do EXPORTS+=("$e"); done
+for e in $(grep -ho 'EXPORT(nh_wasm_[a-z_0-9]*)' wasm/*.c | sed 's/EXPORT(\(.*\))/\1/' | sort -u); do EXPORTS+=("$e"); done
 mkdir -p wasm build
 # the constants every language shares (schema/ -> src/schema.h, js/schema.mjs, ...)
 node tools/gen-schema.mjs

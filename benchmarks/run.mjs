@@ -57,7 +57,7 @@ function nativeInputs() {
 function buildNative() {
   const exe = `${tmp}/bench-native`;
   // the codec's C without the wasm ABI
-  const src = readdirSync(`${root}src`).filter((f) => f.endsWith('.c') && f !== 'abi.c').sort().map((f) => `${root}src/${f}`);
+  const src = readdirSync(`${root}src`).filter((f) => f.endsWith('.c')).sort().map((f) => `${root}src/${f}`);
   const r = spawnSync('cc', ['-std=c11', '-O2', '-o', exe, `${here}native/bench.c`, `${here}native/bench_response.c`, ...src], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`native build failed:\n${r.stderr}`);
   return exe;

@@ -97,8 +97,8 @@ module NetHttpWasm
     end
 
     # Called by the bridge when a promise a fiber waits on has settled
-    # (Bridge#park): resumes that fiber with the value. No arguments: the
-    # bridge's call passes none (install.mjs, waker).
+    # (Waits#park, js/ruby/waits.mjs): resumes that fiber with the value. No arguments: the
+    # bridge's call passes none (js/ruby/rubywasm-internals.mjs, waker).
     def __wake
       token, value = @bridge[:settled].to_s.split(':', 2)
       @waiters.delete(token)&.transfer(value)

@@ -7,7 +7,7 @@ import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
-  R_HEAD: [1, 'a response head (written by the module, src/abi_bridge.c): u8 flags (H_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
+  R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (H_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
   R_BODY: [2, 'body bytes'],
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding, as in R_HEAD from its count on'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],

@@ -268,10 +268,10 @@ int nh_headers_write(const nh_headers *h, nh_buf *out);
 int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t alen, nh_buf *out,
                     nh_error *err);
 
-/* ---- Records (abi.c, request_record.c) ---- */
+/* ---- Records (wasm/abi.c, request_record.c) ---- */
 
 /* A bounds-checked reader over the little-endian input records that the
- * JS layer writes (layouts in abi.c and request_record.c). */
+ * JS layer writes (layouts in wasm/abi.c and request_record.c). */
 typedef struct nh_reader {
     const uint8_t *p, *end;
     int bad;
@@ -391,7 +391,7 @@ typedef struct nh_uri {
 int nh_uri_parse(nh_uri *u, nh_buf *out, nh_error *err, const uint8_t *s, size_t n);
 void nh_uri_free(nh_uri *u);
 
-/* The WebAssembly ABI's call context, owned by the JS side (abi.c). */
+/* The WebAssembly ABI's call context, owned by the JS side (wasm/abi.c). */
 typedef struct nh_ctx {
     nh_buf out;   /* offset 0: data, len, cap */
     nh_error err; /* offset 12 */
@@ -409,7 +409,7 @@ typedef struct nh_ctx {
 #define EXPORT(name)
 #endif
 
-/* Feeds a response parser; its events (abi.c) into c->out. */
+/* Feeds a response parser; its events (wasm/abi.c) into c->out. */
 int nh_abi_feed(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof);
 
 #endif

@@ -93,8 +93,8 @@ const rb =
   `# frozen_string_literal: true\n# ${banner}\n\nmodule NetHttpWasm\n` +
   bridgeEntries.map((e) => `  # ${e.doc}\n  ${e.name} = ${e.value}\n`).join('') +
   'end\n';
-// C reads the request flags (nh_wasm_write_header, src/abi.c) and writes
-// the head record (src/abi_bridge.c).
+// C reads the request flags (nh_wasm_write_header, wasm/abi.c) and writes
+// the head record (wasm/abi_bridge.c).
 const bridgeH =
   `/* ${banner} */\n#ifndef NH_BRIDGE_H\n#define NH_BRIDGE_H\n\n` +
   [bridge.sendFlags, bridge.headFlags].flatMap(entries).map((e) => `${cdoc(e.doc)}\n#define NH_${e.name} ${e.value}\n`).join('') +

@@ -7,47 +7,7 @@ import { PROFILES } from '../schema.mjs';
 import { rubySources } from './source.mjs';
 import { fetchTransport } from './transports/fetch.mjs';
 import { streamTransport } from './transports/stream.mjs';
-
-// How the bridge resumes a fiber that waits on a promise (a waiting
-// transport; Bridge#park): it calls NetHttpWasm.__wake. ruby.wasm 2.10 keeps
-// something for every call its API makes into the VM (the VM frees none of
-// the strings and drops none of the handles it is passed): vm.eval the
-// code's bytes in the VM's memory; RbValue#call the method name's bytes, an
-// argument list and the receiver's handle in its JS-side table (~50 bytes
-// of JS heap); a Ruby proc called as a JS function ~1 KB. So the wake calls
-// the VM's rb-funcallv-protect export with what it passes made once (one
-// handle of NetHttpWasm, the method's ID, no arguments) and gives the
-// result's handle back at once. With another binding, or nested in a call
-// from Ruby (RubyVM's wrapper guards those), it is vm.eval.
-const FUNCALL = 'rb-funcallv-protect: func(recv: handle<rb-abi-value>, mid: u32, args: list<handle<rb-abi-value>>) -> tuple<handle<rb-abi-value>, s32>';
-
-function waker(vm, mod) {
-  const viaEval = () => vm.eval('NetHttpWasm.__wake');
-  const guest = vm.guest;
-  const exports = vm.instance.exports;
-  const funcall = exports[FUNCALL];
-  const slab = guest && guest._resource0_slab;
-  const state = vm.interfaceState;
-  const priv = typeof vm.privateObject === 'function' ? vm.privateObject() : null;
-  const usable = typeof funcall === 'function' && slab && typeof slab.insert === 'function' && state && priv && priv.exceptionFormatter;
-  if (!usable || !mod.inner || typeof mod.inner.clone !== 'function') return viaEval;
-  const recv = slab.insert(mod.inner.clone());
-  const mid = guest.rbIntern('__wake\0');
-  const memory = exports.memory;
-  let view = new DataView(memory.buffer);
-  return () => {
-    if (state.hasJSFrameAfterRbFrame) return viaEval();
-    const at = funcall(recv, mid, 0, 0);
-    if (view.buffer !== memory.buffer) view = new DataView(memory.buffer);
-    const result = slab.remove(view.getInt32(at, true));
-    const tag = view.getInt32(at + 4, true);
-    if ((tag & 0xf) === 0) return result.drop();
-    // as vm.eval reports it
-    const error = new mod.constructor(guest.rbErrinfo(), vm, priv);
-    guest.rbClearErrinfo();
-    throw new Error(priv.exceptionFormatter.format(error, vm, priv));
-  };
-}
+import { waker } from './rubywasm-internals.mjs';
 
 function rubyProfile(vm) {
   const [major] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
