@@ -175,9 +175,12 @@ module NetHttpWasm
       # a "\n" inside a value (set behind net/http's checks) breaks the framing
       return nil unless hdr.count("\n") == lines
       return nil unless hdr.ascii_only? || @header.each_key.all?(&:ascii_only?)
+      sending = true
       sock.codec_send(hdr, flags, body)
       true
     rescue Encoding::CompatibilityError
+      # (the record could not be built: net/http writes the request)
+      raise if sending
       nil
     end
   end
