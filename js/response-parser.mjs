@@ -80,7 +80,7 @@ function makeConfig(o) {
     strict: !!o.strict,
     bodyViews: !!o.bodyViews,
     // the ruby.wasm bridge's parsers (js/ruby/conn.mjs): heads come as the
-    // records Ruby reads, written by the module (src/abi_bridge.c), not as
+    // records Ruby reads, written by the module (wasm/abi_bridge.c), not as
     // Response objects
     bridgeRecords: !!o.bridgeRecords,
     maxHeaderBytes: limit(o, 'maxHeaderBytes'),

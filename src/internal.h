@@ -412,4 +412,21 @@ typedef struct nh_ctx {
 /* Feeds a response parser; its events (wasm/abi.c) into c->out. */
 int nh_abi_feed(nh_ctx *c, nh_resp *p, uint8_t *bytes, size_t n, int eof);
 
+/* A u32 of a record (little-endian), read and written in place. */
+static inline uint32_t nh_get32(const uint8_t *q)
+{
+    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
+}
+static inline void nh_set32(uint8_t *q, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        q[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The size of the parser's event at e (NH_EV_*; the 0 that ends them: 1). */
+static inline size_t nh_event_size(const uint8_t *e)
+{
+    return e[0] == 0 ? 1 : e[0] == NH_EV_BODY ? 10 : e[0] == NH_EV_END ? 5 : 5 + (size_t)nh_get32(e + 1);
+}
+
 #endif

@@ -365,16 +365,6 @@ EXPORT(nh_wasm_resp_free) int nh_wasm_resp_free(nh_ctx *c, size_t len, nh_resp *
     return NH_OK;
 }
 
-static uint32_t get32(const uint8_t *q)
-{
-    return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16 | (uint32_t)q[3] << 24;
-}
-static void set32(uint8_t *q, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        q[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* Body events that follow each other become one, so that JS copies a body
  * out in one piece: a piece of the input is moved down to the end of the
  * one before it, over the chunk framing between them (the input buffer is
@@ -386,14 +376,14 @@ static void merge_body_events(nh_buf *ev, size_t at, uint8_t *in)
     size_t r = at, w = at, last = SIZE_MAX; /* last: the body event just written */
     while (r < ev->len) {
         uint8_t t = e[r];
-        size_t size = t == NH_EV_BODY ? 10 : t == NH_EV_END ? 5 : 5 + get32(e + r + 1);
+        size_t size = nh_event_size(e + r);
         if (t == NH_EV_BODY && last != SIZE_MAX && e[last + 1] == e[r + 1]) {
-            uint32_t lo = get32(e + last + 2), ll = get32(e + last + 6);
-            uint32_t o = get32(e + r + 2), l = get32(e + r + 6);
+            uint32_t lo = nh_get32(e + last + 2), ll = nh_get32(e + last + 6);
+            uint32_t o = nh_get32(e + r + 2), l = nh_get32(e + r + 6);
             if (e[r + 1] == 0 && o != lo + ll)
                 memmove(in + lo + ll, in + o, l);
             if (e[r + 1] == 0 || o == lo + ll) {
-                set32(e + last + 6, ll + l);
+                nh_set32(e + last + 6, ll + l);
                 r += size;
                 continue;
             }

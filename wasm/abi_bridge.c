@@ -75,13 +75,6 @@ static int put_head(nh_buf *o, const uint8_t *block, size_t len, int final)
     return r.bad ? NH_ERROR : put_fields(o, r);
 }
 
-static uint32_t get32(const uint8_t *q)
-{
-    uint32_t v;
-    memcpy(&v, q, 4); /* little-endian (internal.h) */
-    return v;
-}
-
 /* c->out's events (from offset 8, nh_abi_feed) with head blocks as head
  * records, 1xx heads left out, and after a head whose body goes on past
  * this call with a length its framing gives (not decoded) that length:
@@ -96,14 +89,14 @@ static int rewrite(nh_ctx *c, nh_resp *p)
         return NH_NOMEM;
     while (r < end) {
         uint8_t t = e[r];
+        size_t size = nh_event_size(e + r);
         if (t == 0 || t == NH_EV_BODY || t == NH_EV_END) {
-            size_t size = t == 0 ? 1 : t == NH_EV_BODY ? 10 : 5;
             if (nh_buf_append(o, e + r, size))
                 return NH_NOMEM;
             r += size;
             continue;
         }
-        size_t n = get32(e + r + 1);
+        size_t n = size - 5;
         if (t != NH_EV_INTERIM) {
             if (nh_buf_putc(o, t) || nh_put_u32(o, 0))
                 return NH_NOMEM;
@@ -112,8 +105,7 @@ static int rewrite(nh_ctx *c, nh_resp *p)
             int rc = put_head(o, e + r + 5, n, t == NH_EV_FINAL);
             if (rc)
                 return rc == NH_ERROR ? nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed head block") : rc;
-            uint32_t k = (uint32_t)(o->len - at);
-            memcpy(o->data + at - 4, &k, 4);
+            nh_set32(o->data + at - 4, (uint32_t)(o->len - at));
             int framed = p->state == ST_LENGTH || p->state == ST_RANGE;
             if (t == NH_EV_HEAD && framed && !p->decoding && p->remaining != UINT64_MAX) {
                 uint64_t total = p->body_bytes + p->remaining;
@@ -121,7 +113,7 @@ static int rewrite(nh_ctx *c, nh_resp *p)
                     return NH_NOMEM;
             }
         }
-        r += 5 + n;
+        r += size;
     }
     nh_buf t = c->out;
     c->out = c->tmp;

@@ -160,4 +160,3 @@ export function waitFor(conn, ready, ms, once = false) {
     arm();
   });
 }
-
