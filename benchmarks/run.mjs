@@ -6,7 +6,7 @@
 //   npm run bench -- --quick      (CI: the sha256 gate and one short pass of every column)
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync, readdirSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { inputs } from './inputs.mjs';
 import { options } from './options.mjs';
@@ -75,7 +75,10 @@ const RUNTIMES = {
   'js-peers': { title: 'JS built-ins: URLSearchParams, Headers, node llhttp', cmd: () => ['node', [`${here}js-driver.mjs`, 'js-peers']], peer: true },
   'undici-llhttp': { title: "undici's llhttp (wasm)", cmd: () => ['node', [`${here}js-driver.mjs`, 'undici-llhttp']], peer: true },
 };
-const runtimes = opt('runtimes', Object.keys(RUNTIMES).join(',')).split(',');
+// the Emscripten build exists once `bash build.sh` has run (it is not committed)
+const haveEmcc = existsSync(`${root}wasm/nethttp.emcc.wasm`);
+if (!haveEmcc) console.error('wasm/nethttp.emcc.wasm is not built (bash build.sh): its column is left out');
+const runtimes = opt('runtimes', Object.keys(RUNTIMES).filter((n) => n !== 'wasm-emcc' || haveEmcc).join(',')).split(',');
 
 function run(name, mode) {
   const [cmd, args] = RUNTIMES[name].cmd();
