@@ -9,6 +9,7 @@ import { mkdtempSync, mkdirSync, rmSync, existsSync, statSync, readFileSync } fr
 import { tmpdir } from 'node:os';
 import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import { install, prepare } from './install.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
@@ -77,8 +78,8 @@ export async function createRubyVM(options = {}) {
   v8.setFlagsFromString('--no-incremental-marking'); // Node 20's GC and a growing wasm memory
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
-  const { RubyVM } = await import(pathToUrl(require.resolve('@ruby/wasm-wasi')));
-  const module = ruby instanceof WebAssembly.Module ? ruby : await WebAssembly.compile(readFileSync(require.resolve(`@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`)));
+  const { RubyVM } = await import(pathToFileURL(installed(require, '@ruby/wasm-wasi', '@ruby/wasm-wasi')).href);
+  const module = ruby instanceof WebAssembly.Module ? ruby : await WebAssembly.compile(readFileSync(installed(require, `@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`, `@ruby/${ruby}-wasm-wasi`)));
   // One host temporary folder holds /tmp (tmp: true) and the skeleton of
   // /gems: Ruby's require takes the realpath of every file it loads, so
   // /gems itself must exist; each gem is mounted over /gems/<name> (the
@@ -127,8 +128,16 @@ export async function createRubyVM(options = {}) {
 // createRubyVM's default reserve.
 const RESERVE = 32 << 20;
 
-function pathToUrl(p) {
-  return new URL(`file://${p}`).href;
+// The path of an optional peer package's file, or an error naming the package.
+function installed(require, file, pkg) {
+  try {
+    return require.resolve(file);
+  } catch (e) {
+    if (e && e.code === 'MODULE_NOT_FOUND') {
+      throw new Error(`createRubyVM needs the package ${pkg}: npm install ${pkg}${pkg === '@ruby/wasm-wasi' ? '' : ' @ruby/wasm-wasi'}`, { cause: e });
+    }
+    throw e;
+  }
 }
 
 // node:wasi warns that it is experimental on import.
