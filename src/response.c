@@ -119,13 +119,13 @@ int nh_resp_done(const nh_resp *p)
 
 /* ---- failing ---- */
 
-int resp_fail(feed *f, int cls, const char *msg)
+int nh_resp_fail(feed *f, int cls, const char *msg)
 {
     return nh_fail(f->msg, f->err, cls, msg);
 }
 
 /* Fails with prefix + the bytes s[0..n) (as Ruby's "#{...}" interpolates them). */
-int resp_fail_with(feed *f, int cls, const char *prefix, const uint8_t *s, size_t n)
+int nh_resp_fail_with(feed *f, int cls, const char *prefix, const uint8_t *s, size_t n)
 {
     f->msg->len = 0;
     f->err->cls = cls;
@@ -134,7 +134,7 @@ int resp_fail_with(feed *f, int cls, const char *prefix, const uint8_t *s, size_
     return NH_ERROR;
 }
 
-int resp_fail_limit(feed *f, const char *what, uint64_t limit)
+int nh_resp_fail_limit(feed *f, const char *what, uint64_t limit)
 {
     f->msg->len = 0;
     f->err->cls = NH_E_LIMIT;
@@ -144,20 +144,20 @@ int resp_fail_limit(feed *f, const char *what, uint64_t limit)
     return NH_ERROR;
 }
 
-int resp_fail_eof(feed *f)
+int nh_resp_fail_eof(feed *f)
 {
-    return resp_fail(f, NH_E_EOF, "end of file reached");
+    return nh_resp_fail(f, NH_E_EOF, "end of file reached");
 }
 
 /* ---- fields ---- */
 
-long resp_field(const nh_resp *p, const char *lname)
+long nh_resp_field(const nh_resp *p, const char *lname)
 {
     return nh_headers_find(&p->hdr, (const uint8_t *)lname, strlen(lname));
 }
 
 /* self[name]: the values joined with ", ", into p->tmp. */
-int resp_joined(nh_resp *p, long fi)
+int nh_resp_joined(nh_resp *p, long fi)
 {
     p->tmp.len = 0;
     return nh_headers_join(&p->hdr, fi, &p->tmp);
@@ -185,7 +185,7 @@ static inline __attribute__((always_inline)) int add_field(feed *f)
     p->pending = 0;
     /* a value never holds "\n" (lines end there), "\r" it can */
     if (!p->v_plain && p->vn && nh_find_byte(p->vp, p->vn, '\r'))
-        return resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
+        return nh_resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
     if (++p->nlines > p->cfg.max_fields) {
         f->msg->len = 0;
         f->err->cls = NH_E_LIMIT;
@@ -214,7 +214,7 @@ static int read_line(feed *f, int kind, const uint8_t **s, size_t *len)
     int head = kind == LINE_HEAD;
     uint64_t total = (head ? p->head_bytes : 0) + p->line.len + take;
     if (total > p->cfg.max_header_bytes)
-        return resp_fail_limit(f, head ? "the response head" : kind == LINE_TRAILER ? "a trailer line" : "a chunk-size line",
+        return nh_resp_fail_limit(f, head ? "the response head" : kind == LINE_TRAILER ? "a trailer line" : "a chunk-size line",
                           p->cfg.max_header_bytes);
     f->i += take;
     if (!nl || p->line.len) {
@@ -251,7 +251,7 @@ static int status_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
     if (p->cfg.strict) {
-        int rc = resp_strict_status(f, s, n);
+        int rc = nh_resp_strict_status(f, s, n);
         if (rc)
             return rc;
     }
@@ -299,7 +299,7 @@ static int status_line(feed *f, const uint8_t *s, size_t n)
     p->msg_len = has_msg ? n - ms : 0;
     p->has_ver = has_ver;
     p->has_msg = has_msg;
-    p->cls = resp_class(p->code);
+    p->cls = nh_resp_class(p->code);
     p->state = ST_HEADERS;
     return NH_OK;
 bad:
@@ -318,10 +318,10 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
     nh_resp *p = f->p;
     if (p->cfg.strict) {
         int rc = NH_OK;
-        long m = resp_strict_crlf(f, s, n, &rc);
+        long m = nh_resp_strict_crlf(f, s, n, &rc);
         if (m < 0)
             return rc;
-        if (m > 0 && (rc = resp_strict_field(f, s, (size_t)m, p->pending)))
+        if (m > 0 && (rc = nh_resp_strict_field(f, s, (size_t)m, p->pending)))
             return rc;
     }
     while (n && is_space(s[n - 1])) /* sub(/\s+\z/, '') */
@@ -345,7 +345,7 @@ static int header_line(feed *f, const uint8_t *s, size_t n)
     }
     const uint8_t *colon = b > a ? nh_find_byte(s + a, b - a, ':') : NULL;
     if (!colon)
-        return resp_fail(f, NH_E_BAD_RESPONSE, "wrong header line format");
+        return nh_resp_fail(f, NH_E_BAD_RESPONSE, "wrong header line format");
     size_t c = (size_t)(colon - s), k = c, v = c + 1;
     while (k > a && is_space(s[k - 1]))
         k--;
@@ -523,7 +523,7 @@ static int is_chunked(const uint8_t *s, size_t n)
     return 0;
 }
 
-int resp_message_end(feed *f);
+int nh_resp_message_end(feed *f);
 
 /* What Net::HTTPResponse#inflater will do with the head as read:
  *   return yield @socket unless @decode_content
@@ -537,9 +537,9 @@ static int content_coding(nh_resp *p, int *coding)
 {
     long fi;
     *coding = 0;
-    if (!p->cfg.decode || resp_field(p, "content-range") >= 0 || (fi = resp_field(p, "content-encoding")) < 0)
+    if (!p->cfg.decode || nh_resp_field(p, "content-range") >= 0 || (fi = nh_resp_field(p, "content-encoding")) < 0)
         return NH_OK;
-    if (resp_joined(p, fi))
+    if (nh_resp_joined(p, fi))
         return NH_NOMEM;
     const uint8_t *v = p->tmp.data;
     size_t vn = p->tmp.len;
@@ -566,34 +566,34 @@ static int start_body(feed *f)
         p->decoding = 1;
     }
     if (p->cfg.strict)
-        return resp_strict_framing(f);
-    if ((fi = resp_field(p, "transfer-encoding")) >= 0) {
-        if (resp_joined(p, fi))
+        return nh_resp_strict_framing(f);
+    if ((fi = nh_resp_field(p, "transfer-encoding")) >= 0) {
+        if (nh_resp_joined(p, fi))
             return NH_NOMEM;
         if (is_chunked(p->tmp.data, p->tmp.len)) {
             p->state = ST_CH_SIZE;
             return NH_OK;
         }
     }
-    if ((fi = resp_field(p, "content-length")) >= 0) {
-        if (resp_joined(p, fi))
+    if ((fi = nh_resp_field(p, "content-length")) >= 0) {
+        if (nh_resp_joined(p, fi))
             return NH_NOMEM;
         const uint8_t *s = p->tmp.data;
         size_t n = p->tmp.len, i = 0;
         while (i < n && !is_digit(s[i]))
             i++;
         if (i == n)
-            return resp_fail(f, NH_E_HEADER_SYNTAX, "wrong Content-Length format");
+            return nh_resp_fail(f, NH_E_HEADER_SYNTAX, "wrong Content-Length format");
         size_t j = i;
         while (j < n && is_digit(s[j]))
             j++;
         p->remaining = dec_u64(s + i, j - i);
         p->state = ST_LENGTH;
-        return p->remaining ? NH_OK : resp_message_end(f);
+        return p->remaining ? NH_OK : nh_resp_message_end(f);
     }
-    if ((fi = resp_field(p, "content-range")) >= 0) {
+    if ((fi = nh_resp_field(p, "content-range")) >= 0) {
         /* %r<\A\s*(\w+)\s+(\d+)-(\d+)/(\d+|\*)> */
-        if (resp_joined(p, fi))
+        if (nh_resp_joined(p, fi))
             return NH_NOMEM;
         const uint8_t *s = p->tmp.data;
         size_t n = p->tmp.len, i = 0;
@@ -636,16 +636,16 @@ static int start_body(feed *f)
             if (dec_sub(a, an, b, bn) == 1) {
                 p->state = ST_RANGE;
                 p->remaining = 0;
-                return resp_message_end(f);
+                return nh_resp_message_end(f);
             }
-            return resp_fail(f, NH_E_NO_METHOD, "undefined method 'bytesize' for nil");
+            return nh_resp_fail(f, NH_E_NO_METHOD, "undefined method 'bytesize' for nil");
         }
         uint64_t d = dec_sub(b, bn, a, an);
         p->remaining = d == UINT64_MAX ? d : d + 1;
         p->state = ST_RANGE;
         return NH_OK;
     bad_range:
-        return resp_fail(f, NH_E_HEADER_SYNTAX, "wrong Content-Range format");
+        return nh_resp_fail(f, NH_E_HEADER_SYNTAX, "wrong Content-Range format");
     }
     p->state = ST_EOF;
     return NH_OK;
@@ -663,7 +663,7 @@ static int end_of_head(feed *f)
     if (p->cfg.skip_interim && p->code[0] == '1') {
         /* transport_request: read_new again while res is an HTTPInformation */
         p->body_exist = 0;
-        int rc = resp_put_head(f, NH_EV_INTERIM);
+        int rc = nh_resp_put_head(f, NH_EV_INTERIM);
         if (rc)
             return rc;
         head_reset(p);
@@ -674,11 +674,11 @@ static int end_of_head(feed *f)
     int rc = content_coding(p, &p->coding);
     if (rc)
         return rc;
-    rc = resp_put_head(f, NH_EV_HEAD);
+    rc = nh_resp_put_head(f, NH_EV_HEAD);
     if (rc)
         return rc;
     if (!p->body_exist)
-        return resp_message_end(f);
+        return nh_resp_message_end(f);
     return start_body(f);
 }
 
@@ -693,26 +693,26 @@ static int body_bytes(feed *f, size_t off, size_t n, int ends)
     int over = n > room;
     size_t k = over ? (size_t)room : n;
     p->body_bytes += k;
-    int rc = !p->decoding ? resp_put_body(f, 0, off, k) : resp_inflate_bytes(f, f->in + off, k, p->base + off, over ? 0 : ends);
+    int rc = !p->decoding ? nh_resp_put_body(f, 0, off, k) : nh_resp_inflate_bytes(f, f->in + off, k, p->base + off, over ? 0 : ends);
     if (!rc && over)
-        rc = resp_fail_limit(f, "the response body", p->cfg.max_body_bytes);
+        rc = nh_resp_fail_limit(f, "the response body", p->cfg.max_body_bytes);
     return rc;
 }
 
-int resp_message_end(feed *f)
+int nh_resp_message_end(feed *f)
 {
     nh_resp *p = f->p;
     if (p->decoding) {
-        int rc = resp_zflush(f); /* EOF ends the last piece */
+        int rc = nh_resp_zflush(f); /* EOF ends the last piece */
         if (!rc)
-            rc = resp_inflate_finish(f);
+            rc = nh_resp_inflate_finish(f);
         if (rc)
             return rc;
         p->data.len = p->zemit; /* never yielded */
         p->decoding = 0;
     }
     if (p->changed) {
-        int rc = resp_put_head(f, NH_EV_FINAL);
+        int rc = nh_resp_put_head(f, NH_EV_FINAL);
         if (rc)
             return rc;
     }
@@ -742,7 +742,7 @@ static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
 {
     nh_resp *p = f->p;
     if (p->cfg.strict) {
-        int rc = resp_strict_chunk_size(f, s, n);
+        int rc = nh_resp_strict_chunk_size(f, s, n);
         if (rc)
             return rc;
     }
@@ -751,7 +751,7 @@ static int chunk_size_line(feed *f, const uint8_t *s, size_t n)
     while (i < n && nh_hex_val(s[i]) < 0)
         i++;
     if (i == n)
-        return resp_fail_with(f, NH_E_BAD_RESPONSE, "wrong chunk size line: ", s, n);
+        return nh_resp_fail_with(f, NH_E_BAD_RESPONSE, "wrong chunk size line: ", s, n);
     uint64_t v = 0;
     int d;
     for (; i < n && (d = nh_hex_val(s[i])) >= 0; i++)
@@ -851,7 +851,7 @@ static int step(feed *f)
         if (p->remaining)
             return NH_OK;
         if (p->state != ST_CH_DATA)
-            return resp_message_end(f);
+            return nh_resp_message_end(f);
         p->state = ST_CH_CRLF;
         p->crlf_left = 2;
         if (f->i == f->n)
@@ -863,7 +863,7 @@ static int step(feed *f)
         if (p->cfg.strict) {
             for (size_t k = 0; k < avail && k < (size_t)p->crlf_left; k++)
                 if (f->in[f->i + k] != ((size_t)p->crlf_left - k == 2 ? '\r' : '\n'))
-                    return resp_strict_fail(f, "chunk data not followed by CRLF");
+                    return nh_resp_strict_fail(f, "chunk data not followed by CRLF");
         }
         size_t take = avail < (size_t)p->crlf_left ? avail : (size_t)p->crlf_left;
         f->i += take;
@@ -882,13 +882,13 @@ static int step(feed *f)
             rc = read_line(f, LINE_TRAILER, &s, &len);
             if (rc <= 0)
                 return rc;
-            long m = resp_strict_crlf(f, s, len, &rc);
+            long m = nh_resp_strict_crlf(f, s, len, &rc);
             if (m < 0)
                 return rc;
             p->line.len = 0;
             if (m == 0)
-                return resp_message_end(f);
-            return resp_strict_field(f, s, (size_t)m, 1);
+                return nh_resp_message_end(f);
+            return nh_resp_strict_field(f, s, (size_t)m, 1);
         }
         const uint8_t *a = f->in + f->i;
         const uint8_t *nl = nh_find_byte(a, avail, '\n');
@@ -903,7 +903,7 @@ static int step(feed *f)
         f->i += k + 1;
         /* readline.chop is empty for "\n" and "\r\n" */
         if (p->tl_len == 0 || (p->tl_len == 1 && p->tl_cr))
-            return resp_message_end(f);
+            return nh_resp_message_end(f);
         p->tl_len = 0;
         p->tl_cr = 0;
         return NH_OK;
@@ -921,7 +921,7 @@ static int at_eof(feed *f)
     switch (p->state) {
     case ST_HEADERS:
         if (p->cfg.strict)
-            return resp_fail_eof(f);
+            return nh_resp_fail_eof(f);
         /* readuntil("\n", true) returns what is left, then "" */
         if (p->line.len) {
             nh_buf line = p->line;
@@ -932,11 +932,11 @@ static int at_eof(feed *f)
         }
         return end_of_head(f);
     case ST_LENGTH: /* read(clen, dest, ignore_eof = true) */
-        return p->cfg.strict ? resp_fail_eof(f) : resp_message_end(f);
+        return p->cfg.strict ? nh_resp_fail_eof(f) : nh_resp_message_end(f);
     case ST_EOF:
-        return resp_message_end(f);
+        return nh_resp_message_end(f);
     default:
-        return resp_fail_eof(f);
+        return nh_resp_fail_eof(f);
     }
 }
 

@@ -143,32 +143,32 @@ static inline int ascii_ieq(const uint8_t *s, size_t n, const char *w)
 }
 
 /* response_class.c */
-const code_class *resp_class(const uint8_t code[3]);
+const code_class *nh_resp_class(const uint8_t code[3]);
 
 /* response.c */
-int resp_fail(feed *f, int cls, const char *msg);
-int resp_fail_with(feed *f, int cls, const char *prefix, const uint8_t *s, size_t n);
-int resp_fail_limit(feed *f, const char *what, uint64_t limit);
-int resp_fail_eof(feed *f);
-long resp_field(const nh_resp *p, const char *lname);
-int resp_joined(nh_resp *p, long fi);
-int resp_message_end(feed *f);
+int nh_resp_fail(feed *f, int cls, const char *msg);
+int nh_resp_fail_with(feed *f, int cls, const char *prefix, const uint8_t *s, size_t n);
+int nh_resp_fail_limit(feed *f, const char *what, uint64_t limit);
+int nh_resp_fail_eof(feed *f);
+long nh_resp_field(const nh_resp *p, const char *lname);
+int nh_resp_joined(nh_resp *p, long fi);
+int nh_resp_message_end(feed *f);
 
 /* response_events.c */
-int resp_put_head(feed *f, int type);
-int resp_put_body(feed *f, int src, size_t off, size_t len);
+int nh_resp_put_head(feed *f, int type);
+int nh_resp_put_body(feed *f, int src, size_t off, size_t len);
 
 /* response_strict.c */
-int resp_strict_fail(feed *f, const char *what);
-long resp_strict_crlf(feed *f, const uint8_t *s, size_t n, int *rc);
-int resp_strict_status(feed *f, const uint8_t *s, size_t n);
-int resp_strict_field(feed *f, const uint8_t *s, size_t m, int pending);
-int resp_strict_framing(feed *f);
-int resp_strict_chunk_size(feed *f, const uint8_t *s, size_t n);
+int nh_resp_strict_fail(feed *f, const char *what);
+long nh_resp_strict_crlf(feed *f, const uint8_t *s, size_t n, int *rc);
+int nh_resp_strict_status(feed *f, const uint8_t *s, size_t n);
+int nh_resp_strict_field(feed *f, const uint8_t *s, size_t m, int pending);
+int nh_resp_strict_framing(feed *f);
+int nh_resp_strict_chunk_size(feed *f, const uint8_t *s, size_t n);
 
 /* response_zlib.c */
-int resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int ends);
-int resp_zflush(feed *f);
-int resp_inflate_finish(feed *f);
+int nh_resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int ends);
+int nh_resp_zflush(feed *f);
+int nh_resp_inflate_finish(feed *f);
 
 #endif

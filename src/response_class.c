@@ -78,7 +78,7 @@ static const code_class CODE_CLASSES[] = {
 };
 static const code_class UNKNOWN_CLASS = {"", "Net::HTTPUnknownResponse", 1};
 
-const code_class *resp_class(const uint8_t code[3])
+const code_class *nh_resp_class(const uint8_t code[3])
 {
     for (size_t i = 0; i < sizeof CODES / sizeof CODES[0]; i++)
         if (CODES[i].code[0] == code[0] && CODES[i].code[1] == code[1] && CODES[i].code[2] == code[2])

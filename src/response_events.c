@@ -67,7 +67,7 @@ static uint8_t name_id(const uint8_t *s, size_t n)
  * NH_HEAD_ASCII_BLOCK when all of the block's bytes after its flags are
  * ASCII, else NH_HEAD_ASCII when the strings' bytes are (hints for the JS
  * side). */
-int resp_put_head(feed *f, int type)
+int nh_resp_put_head(feed *f, int type)
 {
     nh_resp *p = f->p;
     const nh_headers *h = &p->hdr;
@@ -107,7 +107,7 @@ int resp_put_head(feed *f, int type)
     f->ev->len += size;
     return NH_OK;
 }
-int resp_put_body(feed *f, int src, size_t off, size_t len)
+int nh_resp_put_body(feed *f, int src, size_t off, size_t len)
 {
     if (len == 0)
         return NH_OK;

@@ -39,7 +39,7 @@ static int is_ctl(uint8_t c) /* a control character other than HTAB */
 {
     return (c < 0x20 && c != '\t') || c == 0x7f;
 }
-int resp_strict_fail(feed *f, const char *what)
+int nh_resp_strict_fail(feed *f, const char *what)
 {
     f->msg->len = 0;
     f->err->cls = NH_E_BAD_RESPONSE;
@@ -49,56 +49,56 @@ int resp_strict_fail(feed *f, const char *what)
 }
 /* A line read with its "\n" must end in CRLF and hold no other CR.  Returns
  * the length without CRLF, or -1 after failing. */
-long resp_strict_crlf(feed *f, const uint8_t *s, size_t n, int *rc)
+long nh_resp_strict_crlf(feed *f, const uint8_t *s, size_t n, int *rc)
 {
     if (n < 2 || s[n - 1] != '\n' || s[n - 2] != '\r') {
-        *rc = resp_strict_fail(f, n && s[n - 1] == '\n' ? "line ends in a bare LF" : "line without CRLF");
+        *rc = nh_resp_strict_fail(f, n && s[n - 1] == '\n' ? "line ends in a bare LF" : "line without CRLF");
         return -1;
     }
     if (memchr(s, '\r', n - 2)) {
-        *rc = resp_strict_fail(f, "bare CR");
+        *rc = nh_resp_strict_fail(f, "bare CR");
         return -1;
     }
     return (long)(n - 2);
 }
 /* "HTTP/" DIGIT "." DIGIT SP 3DIGIT [SP reason-phrase] */
-int resp_strict_status(feed *f, const uint8_t *s, size_t n)
+int nh_resp_strict_status(feed *f, const uint8_t *s, size_t n)
 {
     int rc = NH_OK;
-    long m = resp_strict_crlf(f, s, n, &rc);
+    long m = nh_resp_strict_crlf(f, s, n, &rc);
     if (m < 0)
         return rc;
     if (m < 12 || memcmp(s, "HTTP/", 5) != 0 || !is_digit(s[5]) || s[6] != '.' || !is_digit(s[7]) ||
         s[8] != ' ' || !is_digit(s[9]) || !is_digit(s[10]) || !is_digit(s[11]) || (m > 12 && s[12] != ' '))
-        return resp_strict_fail(f, "malformed status line");
+        return nh_resp_strict_fail(f, "malformed status line");
     for (long i = 13; i < m; i++)
         if (is_ctl(s[i]))
-            return resp_strict_fail(f, "control character in the reason phrase");
+            return nh_resp_strict_fail(f, "control character in the reason phrase");
     return NH_OK;
 }
 /* field-name ":" OWS field-value OWS, of m bytes (CRLF already removed). */
-int resp_strict_field(feed *f, const uint8_t *s, size_t m, int pending)
+int nh_resp_strict_field(feed *f, const uint8_t *s, size_t m, int pending)
 {
     if (s[0] == ' ' || s[0] == '\t')
-        return resp_strict_fail(f, pending ? "obs-fold in a header field" : "whitespace before the first header field");
+        return nh_resp_strict_fail(f, pending ? "obs-fold in a header field" : "whitespace before the first header field");
     size_t i = 0;
     while (i < m && is_tchar(s[i]))
         i++;
     if (i == m || s[i] != ':') {
         if (!memchr(s + i, ':', m - i))
-            return resp_strict_fail(f, "header field without a colon");
+            return nh_resp_strict_fail(f, "header field without a colon");
         size_t k = i;
         while (k < m && is_ows(s[k]))
             k++;
         if (k > i && k < m && s[k] == ':')
-            return resp_strict_fail(f, "whitespace before the colon of a header field");
-        return resp_strict_fail(f, "invalid character in a header field name");
+            return nh_resp_strict_fail(f, "whitespace before the colon of a header field");
+        return nh_resp_strict_fail(f, "invalid character in a header field name");
     }
     if (i == 0)
-        return resp_strict_fail(f, "empty header field name");
+        return nh_resp_strict_fail(f, "empty header field name");
     for (i++; i < m; i++)
         if (is_ctl(s[i]))
-            return resp_strict_fail(f, s[i] ? "control character in a header field value"
+            return nh_resp_strict_fail(f, s[i] ? "control character in a header field value"
                                        : "NUL in a header field value");
     return NH_OK;
 }
@@ -136,16 +136,16 @@ static int strict_codings(feed *f, const uint8_t *s, size_t n)
             k++;
         last_chunked = ascii_ieq(s + a, k - a, "chunked");
         if (last_chunked && k < b)
-            return resp_strict_fail(f, "chunked with parameters");
+            return nh_resp_strict_fail(f, "chunked with parameters");
         nchunked += last_chunked;
         other |= !last_chunked;
     }
     if (nchunked > 1)
-        return resp_strict_fail(f, "chunked applied more than once");
+        return nh_resp_strict_fail(f, "chunked applied more than once");
     if (nchunked && !last_chunked)
-        return resp_strict_fail(f, "chunked is not the final transfer coding");
+        return nh_resp_strict_fail(f, "chunked is not the final transfer coding");
     if (other || !nchunked)
-        return resp_strict_fail(f, "unsupported transfer coding");
+        return nh_resp_strict_fail(f, "unsupported transfer coding");
     return NH_OK;
 }
 /* Content-Length: one decimal number, or a list of the same number. */
@@ -156,18 +156,18 @@ static int strict_length(feed *f, const uint8_t *s, size_t n, uint64_t *len)
     size_t i = 0, a, b;
     while (list_next(s, n, &i, &a, &b)) {
         if (a == b)
-            return resp_strict_fail(f, "invalid Content-Length");
+            return nh_resp_strict_fail(f, "invalid Content-Length");
         for (size_t k = a; k < b; k++)
             if (!is_digit(s[k]))
-                return resp_strict_fail(f, "invalid Content-Length");
+                return nh_resp_strict_fail(f, "invalid Content-Length");
         const uint8_t *d = s + a;
         size_t dn = b - a;
         digits(&d, &dn);
         uint64_t x = dec_u64(d, dn);
         if (x == UINT64_MAX)
-            return resp_strict_fail(f, "Content-Length too large");
+            return nh_resp_strict_fail(f, "Content-Length too large");
         if (any && x != v)
-            return resp_strict_fail(f, "conflicting Content-Length values");
+            return nh_resp_strict_fail(f, "conflicting Content-Length values");
         v = x;
         any = 1;
     }
@@ -175,18 +175,18 @@ static int strict_length(feed *f, const uint8_t *s, size_t n, uint64_t *len)
     return NH_OK;
 }
 /* RFC 9112 section 6.3, for a response whose body is read. */
-int resp_strict_framing(feed *f)
+int nh_resp_strict_framing(feed *f)
 {
     nh_resp *p = f->p;
-    long te = resp_field(p, "transfer-encoding"), cl = resp_field(p, "content-length");
+    long te = nh_resp_field(p, "transfer-encoding"), cl = nh_resp_field(p, "content-length");
     int rc;
     if (te >= 0) {
         if (cl >= 0)
-            return resp_strict_fail(f, "Transfer-Encoding with Content-Length");
+            return nh_resp_strict_fail(f, "Transfer-Encoding with Content-Length");
         /* the version is DIGIT "." DIGIT here */
         if (p->st.data[0] < '1' || (p->st.data[0] == '1' && p->st.data[2] == '0'))
-            return resp_strict_fail(f, "Transfer-Encoding in a response before HTTP/1.1");
-        if (resp_joined(p, te))
+            return nh_resp_strict_fail(f, "Transfer-Encoding in a response before HTTP/1.1");
+        if (nh_resp_joined(p, te))
             return NH_NOMEM;
         if ((rc = strict_codings(f, p->tmp.data, p->tmp.len)))
             return rc;
@@ -194,21 +194,21 @@ int resp_strict_framing(feed *f)
         return NH_OK;
     }
     if (cl >= 0) {
-        if (resp_joined(p, cl))
+        if (nh_resp_joined(p, cl))
             return NH_NOMEM;
         if ((rc = strict_length(f, p->tmp.data, p->tmp.len, &p->remaining)))
             return rc;
         p->state = ST_LENGTH;
-        return p->remaining ? NH_OK : resp_message_end(f);
+        return p->remaining ? NH_OK : nh_resp_message_end(f);
     }
     p->state = ST_EOF;
     return NH_OK;
 }
 /* chunk-size line: the first hex run ("wrong chunk size line" without one). */
-int resp_strict_chunk_size(feed *f, const uint8_t *s, size_t n)
+int nh_resp_strict_chunk_size(feed *f, const uint8_t *s, size_t n)
 {
     int rc = NH_OK;
-    long m = resp_strict_crlf(f, s, n, &rc);
+    long m = nh_resp_strict_crlf(f, s, n, &rc);
     if (m < 0)
         return rc;
     long i = 0;
@@ -218,15 +218,15 @@ int resp_strict_chunk_size(feed *f, const uint8_t *s, size_t n)
     while (i < m && nh_hex_val(s[i]) >= 0)
         i++;
     if (i == 0)
-        return resp_strict_fail(f, "malformed chunk size line");
+        return nh_resp_strict_fail(f, "malformed chunk size line");
     if (i - d > 16)
-        return resp_strict_fail(f, "chunk size too large");
+        return nh_resp_strict_fail(f, "chunk size too large");
     while (i < m && is_ows(s[i]))
         i++;
     if (i < m && s[i] != ';')
-        return resp_strict_fail(f, "malformed chunk size line");
+        return nh_resp_strict_fail(f, "malformed chunk size line");
     for (; i < m; i++)
         if (is_ctl(s[i]))
-            return resp_strict_fail(f, "control character in a chunk extension");
+            return nh_resp_strict_fail(f, "control character in a chunk extension");
     return NH_OK;
 }

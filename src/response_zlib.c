@@ -30,7 +30,7 @@ static int give(feed *f, size_t n)
         return NH_OK;
     size_t off = p->zemit;
     p->zemit += n;
-    return resp_put_body(f, 1, off, n);
+    return nh_resp_put_body(f, 1, off, n);
 }
 
 static int zfeed(feed *f, const uint8_t *s, size_t n, int last)
@@ -87,7 +87,7 @@ static int zfeed(feed *f, const uint8_t *s, size_t n, int last)
 }
 
 /* Ends the current piece with the byte held back, if any. */
-int resp_zflush(feed *f)
+int nh_resp_zflush(feed *f)
 {
     nh_resp *p = f->p;
     if (!p->zheld)
@@ -98,7 +98,7 @@ int resp_zflush(feed *f)
 
 /* Body bytes s[0..n) at stream position pos, in pieces as BufferedIO hands
  * them over; `ends`: the body (or chunk) ends after them. */
-int resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int ends)
+int nh_resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int ends)
 {
     nh_resp *p = f->p;
     int rc;
@@ -128,7 +128,7 @@ int resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int en
         n -= k;
         pos += k;
     }
-    return ends ? resp_zflush(f) : NH_OK;
+    return ends ? nh_resp_zflush(f) : NH_OK;
 }
 
 /* The inflater's ensure clause: Inflater#finish, then the content-length
@@ -136,7 +136,7 @@ int resp_inflate_bytes(feed *f, const uint8_t *s, size_t n, uint64_t pos, int en
  * chunked and Content-Length paths, so `success = true` is never reached
  * there and a finish error (a truncated stream's Zlib::BufError) is dropped,
  * with the rewrite after it; only read_all ends the block normally. */
-int resp_inflate_finish(feed *f)
+int nh_resp_inflate_finish(feed *f)
 {
     nh_resp *p = f->p;
     if (p->fed) {
@@ -155,7 +155,7 @@ int resp_inflate_finish(feed *f)
     }
     {
         /* net-http 0.6.0 and 0.9.1 (not 0.2.0): the decoded size */
-        long fi = resp_field(p, "content-length");
+        long fi = nh_resp_field(p, "content-length");
         if (fi >= 0) {
             p->tmp.len = 0;
             if (nh_put_uint(&p->tmp, nh_inflate_total_out(p->z)))
