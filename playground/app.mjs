@@ -1,8 +1,9 @@
 // The playground page: builds a request and reads a response with the
-// package's ESM files, imported by relative URL (no build step; any static
-// host that serves this folder next to js/ works). The optional Ruby part
-// loads ruby.wasm 4.0 from ../node_modules on demand.
-import { init, Request, URI, parseResponse } from '../js/index.mjs';
+// package's ESM files, imported by the names index.html's import map gives
+// them (no build step; any static host that serves this folder next to js/
+// works). The optional Ruby part loads ruby.wasm 4.0, @ruby/wasm-wasi and
+// @bjorn3/browser_wasi_shim from ../node_modules on demand.
+import { init, Request, URI, parseResponse } from 'net-http-wasm';
 
 const $ = (id) => document.getElementById(id);
 const PROFILES = ['4.0', '3.4'];
@@ -162,34 +163,54 @@ function updateResponse() {
 
 let rubyVM = null;
 
+// The VM is made once, on the first Run, by the package's browser entry
+// (net-http-wasm/ruby): a WASI from @bjorn3/browser_wasi_shim, rubygems,
+// Net::HTTP over fetch().
+async function loadRuby(out) {
+  out.textContent = 'loading ruby.wasm 4.0…';
+  const [wasi, { RubyVM }, { createRubyVM }, ruby] = await Promise.all([
+    import('@bjorn3/browser_wasi_shim'),
+    import('@ruby/wasm-wasi'),
+    import('net-http-wasm/ruby'),
+    WebAssembly.compileStreaming(fetch('../node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm')),
+  ]);
+  // what the code prints goes to a StringIO (below); this catches what
+  // reaches the real STDOUT/STDERR
+  const { vm } = await createRubyVM({ ruby, RubyVM, wasi, print: (line) => console.log(`ruby: ${line}`) });
+  vm.eval(`require 'stringio'`);
+  return vm;
+}
+
 async function runRuby() {
   const out = $('ruby-out');
+  const button = $('run-ruby');
   out.className = '';
+  button.disabled = true;
+  delete document.body.dataset.ruby;
   try {
-    if (!rubyVM) {
-      out.textContent = 'loading ruby.wasm 4.0…';
-      const { DefaultRubyVM } = await import('../node_modules/@ruby/wasm-wasi/dist/esm/browser.js');
-      const { installNetHttp } = await import('../js/ruby.mjs');
-      const module = await WebAssembly.compileStreaming(fetch('../node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
-      ({ vm: rubyVM } = await DefaultRubyVM(module, { consolePrint: false }));
-      installNetHttp(rubyVM);
-    }
+    rubyVM ??= await loadRuby(out);
     out.textContent = 'running…';
-    rubyVM.eval(`require 'stringio'; $__out = StringIO.new`);
     const code = JSON.stringify($('ruby').value);
+    // $stdout and $stderr both go to the box; an exception is shown as
+    // Class: message, as Ruby prints it
     const result = await rubyVM.evalAsync(`
+      __out = StringIO.new
       begin
-        $stdout = $__out
+        $stdout = $stderr = __out
         eval(${code}, TOPLEVEL_BINDING, '(playground)')
       rescue Exception => e
-        puts "#{e.class}: #{e.message}"
+        __out.puts "#{e.class}: #{e.message}"
       ensure
-        $stdout = STDOUT
+        $stdout, $stderr = STDOUT, STDERR
       end
-      $__out.string`);
+      __out.string`);
     out.textContent = result.toString() || '(no output)';
+    document.body.dataset.ruby = 'done';
   } catch (e) {
     showError(out, e);
+    document.body.dataset.ruby = 'error';
+  } finally {
+    button.disabled = false;
   }
 }
 

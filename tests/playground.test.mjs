@@ -1,7 +1,8 @@
 // The playground page (playground/) in headless Chromium: typing into the
 // request form changes the bytes shown for 4.0 and 3.4, which are the bytes
 // the package writes in Node for the same request; a pasted response is read
-// leniently and strictly. Writes a screenshot to build/playground.png
+// leniently and strictly; Run evaluates the Ruby box in ruby.wasm 4.0 (its
+// Net::HTTP talks to the local API server) and shows what it printed. Writes a screenshot to build/playground.png
 // (NETHTTP_SCREENSHOT=path puts it elsewhere).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,12 +16,12 @@ import { Request, URI, parseResponse } from '../js/index.mjs';
 const SHOT = process.env.NETHTTP_SCREENSHOT || fileURLToPath(new URL('../build/playground.png', import.meta.url));
 const text = (u8) => Buffer.from(u8).toString('latin1');
 
-test('playground: live request bytes for 4.0 and 3.4, a response read leniently and strictly', { skip, timeout: 120000 }, async () => {
+test('playground: live request bytes for 4.0 and 3.4, a response read leniently and strictly, Ruby run in ruby.wasm', { skip, timeout: 240000 }, async () => {
   const servers = await startExampleServers();
   const browser = await launchChromium();
   try {
     const { page, logs } = await newLoggedPage(browser, { width: 1400, height: 1000 });
-    await page.goto(`${servers.origin}/playground/`);
+    await page.goto(`${servers.origin}/playground/?api=${encodeURIComponent(servers.apiUrl)}`);
     await page.waitForSelector('body[data-ready]', { timeout: 60000 });
     assert.equal(await page.getAttribute('body', 'data-ready'), '1', logs.join('\n'));
     const shown = async (id) => page.textContent(`[id="${id}"]`);
@@ -94,6 +95,35 @@ test('playground: live request bytes for 4.0 and 3.4, a response read leniently 
     await page.selectOption('#res-method', 'GET');
     await page.fill('#response', 'HTTP/1.1 200 OK\nContent-Type: text/plain\nContent-Length: 5\n\nhello');
     assert.match(await shown('res-strict'), /^Net::HTTPOK\n[^]*body \(5 bytes\):\nhello$/);
+
+    // Ruby: Run evaluates the box in ruby.wasm 4.0, whose Net::HTTP reaches
+    // the local API server through the package; the page shows what it printed
+    const run = async () => {
+      await page.click('#run-ruby');
+      await page.waitForSelector('body[data-ruby]', { timeout: 90000 });
+      assert.equal(await page.getAttribute('body', 'data-ruby'), 'done', `${await shown('ruby-out')}\n${logs.join('\n')}`);
+      return shown('ruby-out');
+    };
+    assert.match(await page.inputValue('#ruby'), new RegExp(`URI\\("${servers.apiUrl}/hello\\?from=ruby"\\)`));
+    let seen = servers.requests.length;
+    const [cls, type, body] = (await run()).split('\n');
+    assert.equal(cls, 'Net::HTTPOK');
+    assert.equal(type, 'application/json; charset=utf-8');
+    assert.ok(body.startsWith('{"method":"GET","url":"/hello?from=ruby","headers":['), body); // the echo, cut at 400 bytes
+    assert.equal(body.length, 400);
+    assert.deepEqual(servers.requests.slice(seen).map((q) => `${q.method} ${q.url}`), ['GET /hello?from=ruby']);
+
+    // code typed into the box: a form POST, stderr, then an exception shown
+    // as Class: message (nothing listens on port 9)
+    seen = servers.requests.length;
+    await page.fill('#ruby', `res = Net::HTTP.post_form(URI('${servers.apiUrl}/form'), 'name' => 'Zoë', 'q' => 'a b')
+puts res.code, JSON.parse(res.body)['body']
+warn 'to stderr'
+Net::HTTP.get(URI('http://127.0.0.1:9/'))
+puts 'not reached'`);
+    const typed = await run();
+    assert.match(typed, /^200\nname=Zo%C3%AB&q=a\+b\nto stderr\nNetHttpWasm::FetchError: fetch failed: .+\n$/, typed);
+    assert.deepEqual(servers.requests.slice(seen).map((q) => `${q.method} ${q.url} ${q.body}`), ['POST /form name=Zo%C3%AB&q=a+b']);
 
     mkdirSync(dirname(SHOT), { recursive: true });
     await page.screenshot({ path: SHOT, fullPage: true });
