@@ -6,13 +6,17 @@
 // (NETHTTP_SCREENSHOT=path puts it elsewhere).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
 import { mkdirSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startExampleServers } from '../examples/browser/serve.mjs';
 import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
 import { Request, URI, parseResponse } from '../js/index.mjs';
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const SHOT = process.env.NETHTTP_SCREENSHOT || fileURLToPath(new URL('../build/playground.png', import.meta.url));
 const text = (u8) => Buffer.from(u8).toString('latin1');
 
@@ -134,3 +138,100 @@ puts 'not reached'`);
     await servers.close();
   }
 });
+
+// Holds 127.0.0.1:port for the test (a port someone else holds is as busy).
+async function occupy(port) {
+  const server = net.createServer((c) => c.destroy());
+  try {
+    await new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+    return server;
+  } catch (e) {
+    if (e.code !== 'EADDRINUSE') throw e;
+    return null;
+  }
+}
+
+// Runs `node <script>` as `npm run playground` does; resolves with the first
+// `open <url>` line and what was printed before it, or with the exit status
+// and stderr when the process ends first.
+function startScript(script, env) {
+  const child = spawn(process.execPath, [join(root, script)], {
+    cwd: root,
+    env: { ...process.env, PORT: '', API_PORT: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
+  child.stderr.setEncoding('utf8').on('data', (d) => (err += d));
+  const printed = new Promise((resolve) => {
+    child.stdout.on('data', () => {
+      const m = /^open (\S+)$/m.exec(out);
+      if (m) resolve({ url: m[1], out });
+    });
+    child.once('exit', (code) => resolve({ code, out, err }));
+  });
+  return { child, printed };
+}
+
+async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill();
+  await exited;
+}
+
+for (const [script, path, title] of [
+  ['playground/serve.mjs', '/playground/', /<title>net-http-wasm playground/],
+  ['examples/browser/serve.mjs', '/', /<title>net-http-wasm: Net::HTTP in ruby\.wasm, in the browser/],
+]) {
+  test(`${script}: with 8080 and 8081 in use it serves on free ports and says so; PORT set to a busy port is a one-line error`, { timeout: 60000 }, async () => {
+    const held = [await occupy(8080), await occupy(8081)];
+    const children = [];
+    try {
+      const a = startScript(script, {});
+      children.push(a.child);
+      const r = await a.printed;
+      assert.ok(r.url, `no URL printed: ${JSON.stringify(r)}`);
+      const page = new URL(r.url);
+      const api = new URL(page.searchParams.get('api'));
+      assert.notEqual(page.port, '8080');
+      assert.notEqual(api.port, '8081');
+      assert.equal(r.out, `port 8080 is in use: serving on ${page.port} instead (PORT=<port> chooses one)\n`
+        + `port 8081 is in use: serving on ${api.port} instead (API_PORT=<port> chooses one)\n`
+        + `open ${r.url}\n`);
+      assert.equal(page.pathname, path);
+      const res = await fetch(r.url);
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), title);
+      const hello = await fetch(new URL('/hello?x=1', api));
+      assert.equal(hello.headers.get('access-control-allow-origin'), '*');
+      assert.equal((await hello.json()).url, '/hello?x=1');
+
+      // a port chosen by PORT is kept: in use, the server says which variable to change
+      const b = startScript(script, { PORT: '8080', API_PORT: '0' });
+      children.push(b.child);
+      const e = await b.printed;
+      assert.equal(e.code, 1, JSON.stringify(e));
+      assert.equal(e.out, '');
+      assert.equal(e.err, 'cannot listen on 127.0.0.1:8080: the port is in use (PORT=8080); set PORT to another port, or PORT=0 for any free one\n');
+      const c = startScript(script, { PORT: 'eighty' });
+      children.push(c.child);
+      const bad = await c.printed;
+      assert.deepEqual([bad.code, bad.err], [1, 'PORT must be a port number (0 to 65535, 0 for any free port), not "eighty"\n']);
+
+      // PORT and API_PORT set to free ports: served there, no note
+      const d = startScript(script, { PORT: '0', API_PORT: '0' });
+      children.push(d.child);
+      const any = await d.printed;
+      assert.match(any.out, /^open http:\/\/127\.0\.0\.1:\d+\//);
+      assert.equal((await fetch(any.url)).status, 200);
+    } finally {
+      for (const c of children) await stop(c);
+      for (const h of held) if (h) await new Promise((r) => h.close(r));
+    }
+  });
+}

@@ -9,6 +9,12 @@
 //                every request
 //
 //   node examples/browser/serve.mjs     # prints the page's URL; open it in a browser
+//   PORT=9000 API_PORT=9001 node examples/browser/serve.mjs
+//
+// From the command line the servers take ports 8080 and 8081 when those are
+// free and any free ports when they are not (the message says so); PORT and
+// API_PORT choose them (0: any free port), and a chosen port that is in use
+// is an error that names the variable.
 //
 // tests/browser.test.mjs starts the same servers and drives the page with
 // headless Chromium.
@@ -109,34 +115,114 @@ function apiServer(requests) {
 
 function listen(server, port = 0) {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server.address().port));
+    const onError = (e) => reject(e);
+    server.once('error', onError);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', onError);
+      resolve(server.address().port);
+    });
   });
 }
 
-/** Starts both servers: { origin, pageUrl, apiUrl, requests, close() }. */
-export async function startExampleServers({ pagePort = 0, apiPort = 0 } = {}) {
+// `port`, or (when `fallback` and it is in use) any free port
+async function listenOrFallback(server, port, fallback) {
+  try {
+    return await listen(server, port);
+  } catch (e) {
+    if (!fallback || e.code !== 'EADDRINUSE') throw e;
+    return listen(server, 0);
+  }
+}
+
+/**
+ * Starts both servers: { origin, pageUrl, apiUrl, pagePort, apiPort,
+ * requests, close() }. pagePort, apiPort: 0 (default) for any free port.
+ * fallback: { page, api } (or true for both): take any free port where the
+ * one asked for is in use.
+ */
+export async function startExampleServers({ pagePort = 0, apiPort = 0, fallback = false } = {}) {
+  const fb = typeof fallback === 'object' && fallback ? fallback : { page: !!fallback, api: !!fallback };
   const requests = [];
   const page = pageServer();
   const api = apiServer(requests);
-  const p = await listen(page, pagePort);
-  const a = await listen(api, apiPort);
+  const listening = [];
+  const close = async () => {
+    for (const s of listening) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(() => r()));
+    }
+  };
+  let p;
+  let a;
+  try {
+    p = await listenOrFallback(page, pagePort, fb.page);
+    listening.push(page);
+    a = await listenOrFallback(api, apiPort, fb.api);
+    listening.push(api);
+  } catch (e) {
+    await close();
+    throw e;
+  }
   const apiUrl = `http://127.0.0.1:${a}`;
   return {
     origin: `http://127.0.0.1:${p}`,
     pageUrl: `http://127.0.0.1:${p}/?api=${encodeURIComponent(apiUrl)}`,
     apiUrl,
+    pagePort: p,
+    apiPort: a,
     requests,
-    close: async () => {
-      for (const s of [page, api]) {
-        s.closeAllConnections();
-        await new Promise((r) => s.close(() => r()));
-      }
-    },
+    close,
   };
 }
 
+// A port from the environment: undefined when the variable is unset or
+// empty, else an integer 0..65535 (or an error naming the variable).
+function envPort(name) {
+  const v = process.env[name];
+  if (v === undefined || v === '') return undefined;
+  if (!/^\d+$/.test(v) || Number(v) > 65535) throw new Error(`${name} must be a port number (0 to 65535, 0 for any free port), not ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+/**
+ * Starts the servers for a person at a terminal and prints `open <url>`
+ * (urlOf(servers) gives the URL; the example's page by default). Ports: PORT
+ * and API_PORT when set (a port in use is then an error naming the
+ * variable), else 8080 and 8081, or any free ports where those are in use
+ * (said in a line before the URL). On an error prints one line on stderr,
+ * sets the exit status to 1 and returns null.
+ */
+export async function serveFromCommandLine(urlOf = (s) => s.pageUrl) {
+  const wanted = [];
+  try {
+    for (const [name, dflt] of [['PORT', 8080], ['API_PORT', 8081]]) {
+      const env = envPort(name);
+      wanted.push({ name, port: env ?? dflt, fromEnv: env !== undefined });
+    }
+    const [page, api] = wanted;
+    const s = await startExampleServers({
+      pagePort: page.port,
+      apiPort: api.port,
+      fallback: { page: !page.fromEnv, api: !api.fromEnv },
+    });
+    for (const [w, got] of [[page, s.pagePort], [api, s.apiPort]]) {
+      if (w.port !== 0 && got !== w.port) console.log(`port ${w.port} is in use: serving on ${got} instead (${w.name}=<port> chooses one)`);
+    }
+    console.log(`open ${urlOf(s)}`);
+    return s;
+  } catch (e) {
+    let line = e && e.message ? e.message : String(e);
+    if (e && (e.code === 'EADDRINUSE' || e.code === 'EACCES')) {
+      const w = wanted.find((x) => x.port === e.port);
+      line = `cannot listen on 127.0.0.1:${e.port}: ${e.code === 'EADDRINUSE' ? 'the port is in use' : 'permission denied'}`;
+      if (w) line += ` (${w.name}=${e.port}); set ${w.name} to another port, or ${w.name}=0 for any free one`;
+    }
+    process.stderr.write(`${line}\n`);
+    process.exitCode = 1;
+    return null;
+  }
+}
+
 if (process.argv[1] && normalize(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const s = await startExampleServers({ pagePort: Number(process.env.PORT || 8080), apiPort: Number(process.env.API_PORT || 8081) });
-  console.log(`open ${s.pageUrl}`);
+  await serveFromCommandLine();
 }
