@@ -54,8 +54,9 @@ export function installNetHttp(vm, options = {}) {
  * A ruby.wasm VM ready for the network, in one call: WASI with the given
  * host folders mounted, a writable /tmp, the environment, rubygems loaded,
  * Net::HTTP installed. Options (and installNetHttp's, passed through):
- *   ruby     '4.0' (default) or '3.4': the @ruby/<v>-wasm-wasi package to
- *            load; or a compiled WebAssembly.Module of a ruby.wasm build
+ *   ruby     '4.0' (default), '3.4', '3.3', '3.2' or 'head': the
+ *            @ruby/<v>-wasm-wasi package to load; or a compiled
+ *            WebAssembly.Module of a ruby.wasm build
  *   gems     host folders to mount read-only at /gems/<name> and add to
  *            $LOAD_PATH (a gem's root: its lib/; any other folder: itself),
  *            e.g. a gem's unpacked source or /usr/lib/ruby/vendor_ruby
@@ -70,12 +71,17 @@ export function installNetHttp(vm, options = {}) {
  *            and V8 collects garbage after each growth (a full collection,
  *            10-20 ms, with --no-incremental-marking): without the reserve
  *            the first requests of a VM pay for dozens of them.
+ *   incrementalMarking  false: turn V8's incremental marking off for the
+ *            whole process (--no-incremental-marking) before the VM is made,
+ *            which Node 20's garbage collector needs while a wasm memory
+ *            grows; true: leave V8's flags alone. Default: false on Node 20,
+ *            true on later Node versions, Bun and Deno.
  * Returns { vm, handle, tmp, dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, ...netHttp } = options;
-  const v8 = await import('node:v8');
-  v8.setFlagsFromString('--no-incremental-marking'); // Node 20's GC and a growing wasm memory
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, incrementalMarking = !NODE_20, ...netHttp } = options;
+  if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
+  if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
   const { RubyVM } = await import(pathToFileURL(installed(require, '@ruby/wasm-wasi', '@ruby/wasm-wasi')).href);
@@ -108,7 +114,7 @@ export async function createRubyVM(options = {}) {
   }
   const vars = env === true ? { ...process.env } : env || {};
   if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
-  const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens });
+  const wasip1 = reactorWasi(quietly(() => new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens })));
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   // one growth now; malloc takes from the freed block later
   if (reserve > 0) vm.eval(`String.new(capacity: ${Math.floor(reserve)}).clear; nil`);
@@ -128,6 +134,9 @@ export async function createRubyVM(options = {}) {
 // createRubyVM's default reserve.
 const RESERVE = 32 << 20;
 
+// Node 20 (V8 11.3), not Bun or Deno (which report a Node version too).
+const NODE_20 = !process.versions.bun && !process.versions.deno && Number(process.versions.node.split('.')[0]) < 22;
+
 // The path of an optional peer package's file, or an error naming the package.
 function installed(require, file, pkg) {
   try {
@@ -140,17 +149,46 @@ function installed(require, file, pkg) {
   }
 }
 
-// node:wasi warns that it is experimental on import.
-async function quietWasi() {
+// node:wasi warns that it is experimental: Node's on import, Deno's when
+// a WASI is made.
+function quietWasi() {
+  return quietly(() => import('node:wasi'));
+}
+
+function quietly(fn) {
   const emit = process.emitWarning;
   process.emitWarning = (w, ...rest) => {
     const text = typeof w === 'string' ? w : w && w.message;
     if (typeof text === 'string' && text.includes('WASI')) return undefined;
     return emit.call(process, w, ...rest);
   };
+  let out;
   try {
-    return await import('node:wasi');
-  } finally {
+    out = fn();
+  } catch (e) {
     process.emitWarning = emit;
+    throw e;
   }
+  if (!(out instanceof Promise)) {
+    process.emitWarning = emit;
+    return out;
+  }
+  return out.finally(() => {
+    process.emitWarning = emit;
+  });
+}
+
+// RubyVM.instantiateModule calls wasip1.initialize(instance), which Bun's
+// node:wasi lacks; its setMemory() and the module's _initialize() do the
+// same work (its file system is the host's, as in Node).
+function reactorWasi(wasi) {
+  if (typeof wasi.initialize === 'function') return wasi;
+  if (typeof wasi.setMemory !== 'function') {
+    throw new Error('createRubyVM: this runtime\'s node:wasi has neither initialize() nor setMemory(); make the VM with RubyVM.instantiateModule and a WASI of your own (e.g. @bjorn3/browser_wasi_shim), then call installNetHttp');
+  }
+  wasi.initialize = (instance) => {
+    wasi.setMemory(instance.exports.memory);
+    if (typeof instance.exports._initialize === 'function') instance.exports._initialize();
+  };
+  return wasi;
 }
