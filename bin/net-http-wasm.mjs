@@ -3,6 +3,7 @@
 // Net::HTTP reads from a response, forms and header names.
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
+import { parseArgs } from 'node:util';
 import {
   Request, URI, parseResponse, NetHttpError, encodeWwwForm, decodeWwwForm, capitalize,
 } from '../js/index.mjs';
@@ -32,36 +33,76 @@ Commands:
 Options for every command:
   --profile 4.0|3.4              the Ruby whose net/http is reproduced (4.0)
   -h, --help                     this text
+  --version                      the package's version
 
-Errors are printed as "Class: message" and exit with status 1.`;
+An option's value may follow it (--boundary B) or be joined with = (--boundary=B);
+-- ends the options. Errors are printed as "Class: message" and exit with
+status 1; usage errors print this text on stderr and exit with status 2.`;
 
 class UsageError extends Error {}
 
-function parseArgs(argv) {
-  const out = { _: [], H: [], F: [], flags: {} };
-  const takes = new Set(['-H', '--header', '-F', '--form', '-d', '--data', '--boundary', '--charset', '--http-version',
-    '--method', '--profile']);
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (takes.has(a)) {
-      if (i + 1 >= argv.length) throw new UsageError(`${a} needs a value`);
-      const v = argv[++i];
-      if (a === '-H' || a === '--header') out.H.push(v);
-      else if (a === '-F' || a === '--form') out.F.push(v);
-      else out.flags[a === '-d' ? '--data' : a] = v;
-    } else if (a.startsWith('--') && a.includes('=') && takes.has(a.slice(0, a.indexOf('=')))) {
-      argv.splice(i + 1, 0, a.slice(a.indexOf('=') + 1));
-      argv[i] = a.slice(0, a.indexOf('='));
-      i--;
-    } else if (a === '-h' || a === '--help' || a === '--strict' || a === '--decode' || a === '--multipart') {
-      out.flags[a === '-h' ? '--help' : a] = true;
-    } else if (a.startsWith('-') && a !== '-') {
-      throw new UsageError(`unknown option ${a}`);
+const COMMANDS = ['request', 'response', 'form', 'capitalize'];
+
+// The options, as util.parseArgs takes them.
+const OPTIONS = {
+  header: { type: 'string', short: 'H', multiple: true },
+  form: { type: 'string', short: 'F', multiple: true },
+  data: { type: 'string', short: 'd' },
+  multipart: { type: 'boolean' },
+  boundary: { type: 'string' },
+  charset: { type: 'string' },
+  'http-version': { type: 'string' },
+  strict: { type: 'boolean' },
+  decode: { type: 'boolean' },
+  method: { type: 'string' },
+  profile: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean' },
+};
+
+// The command each option belongs to (the others: every command).
+const OPTION_COMMAND = {
+  header: 'request', form: 'request', data: 'request', multipart: 'request', boundary: 'request', charset: 'request',
+  'http-version': 'request', strict: 'response', decode: 'response', method: 'response',
+};
+
+// The command line as { command, positionals, values }. util.parseArgs
+// reads it (strict off, so that a value may start with "-", as in -d -1, and
+// so that the errors below can say what was wrong); each token is then
+// checked: a known option, a value where one is needed and none where none
+// is, and an option of the command given.
+function readArgs(argv) {
+  const { tokens } = parseArgs({ args: argv, options: OPTIONS, strict: false, allowPositionals: true, tokens: true });
+  const values = {};
+  const positionals = [];
+  const used = [];
+  for (const t of tokens) {
+    if (t.kind === 'positional') positionals.push(t.value);
+    if (t.kind !== 'option') continue;
+    const spec = Object.hasOwn(OPTIONS, t.name) ? OPTIONS[t.name] : null;
+    if (!spec) throw new UsageError(`unknown option ${t.rawName}`);
+    if (spec.type === 'string') {
+      if (t.value === undefined) throw new UsageError(`${t.rawName} needs a value`);
+      if (spec.multiple) (values[t.name] ??= []).push(t.value);
+      else values[t.name] = t.value;
     } else {
-      out._.push(a);
+      if (t.value !== undefined) throw new UsageError(`${t.rawName} takes no value`);
+      values[t.name] = true;
+    }
+    used.push(t);
+  }
+  const [command, ...rest] = positionals;
+  if (COMMANDS.includes(command) && !values.help) {
+    for (const t of used) {
+      const owner = OPTION_COMMAND[t.name];
+      if (owner && owner !== command) throw new UsageError(`${t.rawName} is an option of ${owner}, not of ${command}`);
     }
   }
-  return out;
+  return { command, positionals: rest, values };
+}
+
+function version() {
+  return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 }
 
 function readInput(path) {
@@ -86,37 +127,40 @@ function formField(spec) {
   return { entry: [name, new Uint8Array(readFileSync(path)), opts], file: true };
 }
 
-function request(args, profile) {
-  const [method, url] = args._;
+function request({ positionals, values }, profile) {
+  const [method, url, ...extra] = positionals;
   if (!method || !url) throw new UsageError('request needs METHOD and URL');
+  if (extra.length) throw new UsageError(`request takes METHOD and URL, then options; unexpected ${extra[0]}`);
   const target = /^https?:\/\//i.test(url) ? URI(url) : url;
   const req = new Request(method, target, null, { profile });
-  for (const h of args.H) {
+  for (const h of values.header ?? []) {
     const c = h.indexOf(':');
     if (c <= 0) throw new UsageError(`-H wants 'Name: value', not ${h}`);
     req.addField(h.slice(0, c).trim(), h.slice(c + 1).trim());
   }
-  const data = args.flags['--data'];
-  if (data !== undefined && args.F.length) throw new UsageError('use either -d or -F');
+  const data = values.data;
+  const formSpecs = values.form ?? [];
+  if (data !== undefined && formSpecs.length) throw new UsageError('use either -d or -F');
   if (data !== undefined) req.body = data.startsWith('@') ? readInput(data.slice(1)) : data;
-  if (args.F.length) {
-    const fields = args.F.map(formField);
-    const multipart = args.flags['--multipart'] || fields.some((f) => f.file) || args.flags['--boundary'] !== undefined;
+  if (formSpecs.length) {
+    const fields = formSpecs.map(formField);
+    const multipart = values.multipart || fields.some((f) => f.file) || values.boundary !== undefined;
     const opts = {};
-    if (args.flags['--boundary'] !== undefined) opts.boundary = args.flags['--boundary'];
-    if (args.flags['--charset'] !== undefined) opts.charset = args.flags['--charset'];
+    if (values.boundary !== undefined) opts.boundary = values.boundary;
+    if (values.charset !== undefined) opts.charset = values.charset;
     req.setForm(fields.map((f) => f.entry), multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded', opts);
   }
-  process.stdout.write(req.toBytes(args.flags['--http-version'] || '1.1'));
+  process.stdout.write(req.toBytes(values['http-version'] || '1.1'));
 }
 
-function response(args, profile) {
-  const bytes = readInput(args._[0] || '-');
+function response({ positionals, values }, profile) {
+  if (positionals.length > 1) throw new UsageError(`response reads one FILE (or - for stdin); unexpected ${positionals[1]}`);
+  const bytes = readInput(positionals[0] || '-');
   const res = parseResponse(bytes, {
     profile,
-    strict: !!args.flags['--strict'],
-    decodeContent: !!args.flags['--decode'],
-    requestMethod: args.flags['--method'] || 'GET',
+    strict: !!values.strict,
+    decodeContent: !!values.decode,
+    requestMethod: values.method || 'GET',
   });
   const out = {
     className: res.className,
@@ -130,8 +174,8 @@ function response(args, profile) {
   process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
 }
 
-function form(args, profile) {
-  const [sub, ...rest] = args._;
+function form({ positionals }, profile) {
+  const [sub, ...rest] = positionals;
   if (sub === 'encode') {
     const pairs = rest.map((p) => {
       const eq = p.indexOf('=');
@@ -146,35 +190,45 @@ function form(args, profile) {
   }
 }
 
+function usageError(e) {
+  process.stderr.write(`${e.message}\n\n${HELP}\n`);
+  return 2;
+}
+
+/** Runs the command line `argv` (without node and the script); returns the exit status. */
 export function main(argv) {
   let args;
   try {
-    args = parseArgs(argv.slice());
+    args = readArgs(argv);
   } catch (e) {
-    process.stderr.write(`${e.message}\n\n${HELP}\n`);
+    if (e instanceof UsageError) return usageError(e);
+    throw e;
+  }
+  const { command, values } = args;
+  if (values.help) {
+    process.stdout.write(`${HELP}\n`);
+    return 0;
+  }
+  if (values.version) {
+    process.stdout.write(`${version()}\n`);
+    return 0;
+  }
+  if (command === undefined) {
+    process.stdout.write(`${HELP}\n`);
     return 2;
   }
-  const [cmd] = args._;
-  if (args.flags['--help'] || !cmd) {
-    process.stdout.write(`${HELP}\n`);
-    return args.flags['--help'] ? 0 : 2;
-  }
-  args._.shift();
-  const profile = args.flags['--profile'] || '4.0';
+  const profile = values.profile || '4.0';
   try {
     if (profile !== '4.0' && profile !== '3.4') throw new UsageError(`--profile must be 4.0 or 3.4, not ${profile}`);
-    if (cmd === 'request') request(args, profile);
-    else if (cmd === 'response') response(args, profile);
-    else if (cmd === 'form') form(args, profile);
-    else if (cmd === 'capitalize') {
-      for (const n of args._) process.stdout.write(`${capitalize(n, { profile })}\n`);
-    } else throw new UsageError(`unknown command ${cmd}`);
+    if (command === 'request') request(args, profile);
+    else if (command === 'response') response(args, profile);
+    else if (command === 'form') form(args, profile);
+    else if (command === 'capitalize') {
+      for (const n of args.positionals) process.stdout.write(`${capitalize(n, { profile })}\n`);
+    } else throw new UsageError(`unknown command ${command}`);
     return 0;
   } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\n\n${HELP}\n`);
-      return 2;
-    }
+    if (e instanceof UsageError) return usageError(e);
     if (e instanceof NetHttpError) process.stderr.write(`${e.rubyClass}: ${e.message}\n`);
     else process.stderr.write(`${e && e.name ? e.name : 'Error'}: ${e && e.message}\n`);
     return 1;

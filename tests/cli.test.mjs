@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync, rmSync, readdirSync } from 'node:fs';
+import { mkdtempSync, writeFileSync, rmSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const bin = join(root, 'bin', 'net-http-wasm.mjs');
 const cli = (args, input) => spawnSync(process.execPath, [bin, ...args], { input, encoding: 'latin1' });
 const latin1 = (u8) => Buffer.from(u8).toString('latin1');
+const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 test('request: headers and a multipart form with a file give the API\'s bytes', () => {
   const dir = mkdtempSync(join(tmpdir(), 'nhw-cli-'));
@@ -80,6 +81,67 @@ test('forms, capitalize, errors and --help', () => {
   assert.equal(cli(['request', 'GET', '/', '--profile', '3.5']).status, 2);
 });
 
+test('--version prints the package\'s version, before any command runs', () => {
+  for (const args of [['--version'], ['request', 'GET', 'http://ex ample/', '--version']]) {
+    const r = cli(args);
+    assert.deepEqual([r.status, r.stdout, r.stderr], [0, `${version}\n`, ''], args.join(' '));
+  }
+  assert.match(version, /^\d+\.\d+\.\d+/);
+  assert.match(cli(['--help']).stdout, /\n {2}--version {22}the package's version\n/);
+});
+
+test('options: = or a separate value, values that start with -, -- ends the options', () => {
+  const joined = cli(['request', 'POST', 'http://h/p', '--header=X-A: 1', '-HX-B: 2', '--data=-1', '--http-version=1.0']);
+  const apart = cli(['request', 'POST', 'http://h/p', '--header', 'X-A: 1', '-H', 'X-B: 2', '-d', '-1', '--http-version', '1.0']);
+  assert.equal(joined.status, 0, joined.stderr);
+  const req = new Request('POST', URI('http://h/p'));
+  req.addField('X-A', '1').addField('X-B', '2');
+  req.body = '-1';
+  assert.equal(joined.stdout, latin1(req.toBytes('1.0')));
+  assert.equal(apart.stdout, joined.stdout);
+  assert.equal(cli(['capitalize', '--', '--profile', 'x-y']).stdout, '--Profile\nX-Y\n');
+  assert.equal(cli(['form', 'encode', '--profile=3.4', 'a=~']).stdout, 'a=%7E\n');
+});
+
+test('usage errors: the reason, then the usage on stderr, exit status 2, nothing on stdout', () => {
+  const cases = [
+    [['request', 'GET', '/', '-H'], '-H needs a value'],
+    [['request', 'GET', '/', '--boundary'], '--boundary needs a value'],
+    [['response', '--method'], '--method needs a value'],
+    [['request', 'GET', '/', '--frobnicate'], 'unknown option --frobnicate'],
+    [['request', 'GET', '/', '--nope=1'], 'unknown option --nope'],
+    [['request', 'GET', '/', '-Z'], 'unknown option -Z'],
+    [['response', '--strict=yes'], '--strict takes no value'],
+    [['request', 'GET', '/', '--strict'], '--strict is an option of response, not of request'],
+    [['response', '-F', 'a=b'], '-F is an option of request, not of response'],
+    [['form', 'encode', '--decode'], '--decode is an option of response, not of form'],
+    [['request', 'GET'], 'request needs METHOD and URL'],
+    [['request', 'GET', 'http://h/', 'X-A:', 'b'], 'request takes METHOD and URL, then options; unexpected X-A:'],
+    [['request', 'GET', '/', '-H', 'no colon'], "-H wants 'Name: value', not no colon"],
+    [['request', 'POST', '/', '-d', 'x', '-F', 'a=b'], 'use either -d or -F'],
+    [['request', 'POST', '/', '-F', 'novalue'], '-F wants name=value, not novalue'],
+    [['response', 'a.bin', 'b.bin'], 'response reads one FILE (or - for stdin); unexpected b.bin'],
+    [['form'], 'form wants encode or decode'],
+    [['form', 'decode', 'a', 'b'], 'form decode takes one string'],
+    [['nope'], 'unknown command nope'],
+    [['request', 'GET', '/', '--profile', '3.5'], '--profile must be 4.0 or 3.4, not 3.5'],
+  ];
+  for (const [args, reason] of cases) {
+    const r = cli(args);
+    assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    assert.equal(r.stdout, '', args.join(' '));
+    assert.ok(r.stderr.startsWith(`${reason}\n\nUsage: net-http-wasm <command> [options]\n`), `${args.join(' ')}: ${r.stderr}`);
+  }
+  // no command: the usage on stdout, status 2
+  const none = cli([]);
+  assert.deepEqual([none.status, none.stderr], [2, '']);
+  assert.match(none.stdout, /^Usage: net-http-wasm <command>/);
+  // -h gives the usage whatever else the line holds (known options)
+  const help = cli(['request', '--strict', '-h']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^Usage: net-http-wasm <command>/);
+});
+
 test('npm pack ships the CLI and it runs from a fresh install of the tarball', { timeout: 180_000 }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'nhw-pack-'));
   try {
@@ -97,6 +159,34 @@ test('npm pack ships the CLI and it runs from a fresh install of the tarball', {
     assert.equal(x.stdout, latin1(new Request('GET', URI('http://example.com/')).toBytes()));
     const y = spawnSync('npx', ['--offline', 'net-http-wasm', 'capitalize', 'www-authenticate'], { cwd: app, encoding: 'utf8' });
     assert.equal(y.stdout, 'Www-Authenticate\n');
+
+    // the commands README shows, through the installed bin in a shell, as
+    // a person types them (after npm install, node_modules/.bin is on PATH
+    // for npm exec)
+    writeFileSync(join(app, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    writeFileSync(join(app, 'body.json'), '{"a":1}');
+    writeFileSync(join(app, 'reply.bin'), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi');
+    const sh = (line, input) => spawnSync('npm', ['exec', '--offline', '--', 'sh', '-c', line], { cwd: app, input, encoding: 'latin1' });
+    const v = sh('net-http-wasm --version');
+    assert.deepEqual([v.status, v.stdout], [0, `${version}\n`], v.stderr);
+    const up = sh("net-http-wasm request POST http://example.com/up -H 'X-A: b' -F name=value -F file=@photo.png\\;type=image/png");
+    assert.equal(up.status, 0, up.stderr);
+    assert.match(up.stdout, /^POST \/up HTTP\/1\.1\r\n[^]*\r\nHost: example\.com\r\nX-A: b\r\nContent-Type: multipart\/form-data; boundary=/);
+    assert.match(up.stdout, /name="file"; filename="photo.png"\r\nContent-Type: image\/png\r\n\r\n\x89PNG\r\n/);
+    const put = sh('net-http-wasm request PUT http://example.com/p -d @body.json --profile 3.4');
+    const want = new Request('PUT', URI('http://example.com/p'), null, { profile: '3.4' });
+    want.body = '{"a":1}';
+    assert.equal(put.stdout, latin1(want.toBytes()), put.stderr);
+    const strict = sh('net-http-wasm response reply.bin --strict');
+    assert.equal(strict.status, 0, strict.stderr);
+    assert.deepEqual(JSON.parse(strict.stdout).body, 'hi');
+    const piped = sh('cat reply.bin | net-http-wasm response --decode');
+    assert.equal(piped.stdout, strict.stdout, piped.stderr);
+    assert.equal(sh("net-http-wasm form encode 'q=a b' flag").stdout, 'q=a+b&flag\n');
+    assert.equal(Buffer.from(sh("net-http-wasm form decode 'a=1&b=%E2%9C%93'").stdout, 'latin1').toString(), '[["a","1"],["b","✓"]]\n');
+    assert.equal(sh('net-http-wasm capitalize content-type').stdout, 'Content-Type\n');
+    const bad = sh("net-http-wasm request GET 'http://ex ample/'");
+    assert.deepEqual([bad.status, bad.stderr], [1, 'URI::InvalidURIError: bad URI (is not URI?): "http://ex ample/"\n']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
