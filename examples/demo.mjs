@@ -1,6 +1,8 @@
 // Prints the bytes Ruby's Net::HTTP would send for a form POST, and what
 // URI.encode_www_form and each_capitalized give, all computed by the codec.
-import { Request, URI, encodeWwwForm, decodeWwwForm, eachCapitalized } from '../js/index.mjs';
+//   npm run demo       (or node examples/demo.mjs; the package imported by
+//                       name runs as it is where net-http-wasm is installed)
+import { Request, URI, encodeWwwForm, decodeWwwForm, eachCapitalized } from 'net-http-wasm';
 
 const req = new Request('POST', URI('http://example.com:8080/signup?ref=demo'), { 'X-Trace': 'abc123' });
 req.setFormData({ name: 'Zoë Smith', langs: ['ruby', 'c'], note: '50% off ~ today' });

@@ -3,14 +3,17 @@
 //   node examples/ruby-node.mjs          # ruby.wasm 4.0
 //   node examples/ruby-node.mjs 3.4      # ruby.wasm 3.4
 //
-// Starts a small HTTP server on 127.0.0.1 and talks to it from Ruby.
+// Starts a small HTTP server on 127.0.0.1 and talks to it from Ruby. It
+// imports the packages by name, so it runs as it is in a project that did
+//   npm install net-http-wasm @ruby/wasm-wasi @ruby/4.0-wasm-wasi
+// (in this repository Node resolves net-http-wasm to the package itself).
 import v8 from 'node:v8';
 import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { WASI } from 'node:wasi';
 import { RubyVM } from '@ruby/wasm-wasi';
-import { installNetHttp } from '../js/ruby/node.mjs'; // 'net-http-wasm/ruby' once installed
+import { installNetHttp } from 'net-http-wasm/ruby';
 
 // Node 20 needs this before a ruby.wasm VM grows its memory (a V8 GC bug).
 v8.setFlagsFromString('--no-incremental-marking');

@@ -1,8 +1,9 @@
 // The browser example: ruby.wasm 4.0 with Net::HTTP over fetch(), and the
-// codec's JS API on its own. Served by examples/browser/serve.mjs.
-import { DefaultRubyVM } from '/node_modules/@ruby/wasm-wasi/dist/esm/browser.js';
-import { init, Request, URI } from '/js/index.mjs';
-import { installNetHttp } from '/js/ruby/browser.mjs';
+// codec's JS API on its own. Served by examples/browser/serve.mjs; the
+// packages are imported by name (index.html's import map says where they are).
+import { DefaultRubyVM } from '@ruby/wasm-wasi/dist/browser';
+import { init, Request, URI } from 'net-http-wasm';
+import { installNetHttp } from 'net-http-wasm/ruby';
 
 const api = new URL(location.href).searchParams.get('api') || 'http://127.0.0.1:8081';
 const results = {};
