@@ -1,0 +1,127 @@
+// Every code block of README.md and docs/*.md, run as a reader would run it,
+// from the packed package installed into a new project:
+//   ```js       an ES module, run with node in the project
+//   ```ruby     Ruby, run in a ruby.wasm VM (createRubyVM, vm.evalAsync)
+//   ```sh       shell lines, run with bash in the project; `npm install`
+//               installs the packed tarball for net-http-wasm
+//   ```sh dev   commands for a checkout of the repository (building,
+//               benchmarks): each names an npm script or a file that exists
+//   ```text     what the block before it prints, exactly
+// Anything else (json, c, http...) is shown, not run. The examples'
+// server is http://localhost:8080 (it answers every request with
+// "hello METHOD PATH", and the body after ": " when there is one).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installPackage } from './support/installed.mjs';
+
+const root = new URL('../', import.meta.url);
+const PORT = 8080;
+
+/** The fenced blocks of a Markdown file: { lang, tag, code, line, output }. */
+function codeBlocks(text) {
+  const lines = text.split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^```(\S*)\s*(.*)$/.exec(lines[i]);
+    if (!open) continue;
+    const start = i;
+    const body = [];
+    for (i++; i < lines.length && !/^```\s*$/.test(lines[i]); i++) body.push(lines[i]);
+    if (i >= lines.length) throw new Error(`line ${start + 1}: a code block is not closed`);
+    blocks.push({ lang: open[1], tag: open[2], code: body.join('\n') + '\n', line: start + 1 });
+  }
+  // a text block right after a runnable one is what it prints
+  for (let k = 0; k + 1 < blocks.length; k++) {
+    if (blocks[k].lang !== 'text' && blocks[k + 1].lang === 'text') blocks[k].output = blocks[k + 1].code;
+  }
+  return blocks;
+}
+
+const docs = ['README.md', ...(existsSync(new URL('docs/', root)) ? readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`) : [])];
+const all = docs.flatMap((file) => codeBlocks(readFileSync(new URL(file, root), 'utf8')).map((b) => ({ ...b, file })));
+const runnable = (b) => ['js', 'ruby', 'sh'].includes(b.lang);
+const needsPackage = all.some((b) => runnable(b) && b.tag !== 'dev');
+
+let pkg;
+let server;
+let n = 0;
+before(async () => {
+  if (!needsPackage) return;
+  server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c)).on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      res.setHeader('content-type', 'text/plain');
+      res.end(`hello ${req.method} ${req.url}${body ? `: ${body}` : ''}`);
+    });
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', (e) => reject(new Error(`the examples' server needs port ${PORT}: ${e.message}`)));
+    server.listen(PORT, 'localhost', resolve);
+  });
+  pkg = installPackage();
+});
+after(() => {
+  server?.close();
+  pkg?.remove();
+});
+
+const scripts = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts;
+
+async function runBlock(b) {
+  const file = join(pkg.dir, `block-${++n}`);
+  let r;
+  if (b.lang === 'js') {
+    writeFileSync(`${file}.mjs`, b.code);
+    r = await pkg.run('node', [`${file}.mjs`]);
+  } else if (b.lang === 'ruby') {
+    writeFileSync(`${file}.rb`, b.code);
+    writeFileSync(`${file}.mjs`, `import { readFileSync } from 'node:fs';
+import { createRubyVM } from 'net-http-wasm/ruby';
+const { vm, dispose } = await createRubyVM();
+try { await vm.evalAsync(readFileSync(${JSON.stringify(`${file}.rb`)}, 'utf8') + '\\n$stdout.flush'); } finally { await dispose(); }\n`);
+    r = await pkg.run('node', [`${file}.mjs`]);
+  } else {
+    // npm install lines install the packed package (its name stands for the tarball)
+    const lines = b.code.split('\n').map((l) => {
+      const m = /^npm install (.*)$/.exec(l.trim());
+      if (!m) return l;
+      pkg.npmInstall(...m[1].split(/\s+/).filter((a) => !a.startsWith('-')));
+      return '';
+    });
+    writeFileSync(`${file}.sh`, `set -euo pipefail\n${lines.join('\n')}`);
+    r = await pkg.run('bash', [`${file}.sh`]);
+  }
+  assert.equal(r.status, 0, `exit ${r.status} ${r.signal || ''}\n${r.stdout}\n${r.stderr}`);
+  if (b.output !== undefined) assert.equal(r.stdout.trimEnd(), b.output.trimEnd());
+}
+
+// a developer's command: the npm script or the file it runs exists
+function checkDevLine(line) {
+  const l = line.trim();
+  if (!l || l.startsWith('#')) return;
+  let m;
+  if ((m = /^npm (?:run )?([\w:-]+)/.exec(l))) {
+    if (['ci', 'install', 'test', 'pack'].includes(m[1])) return;
+    assert.ok(scripts[m[1]], `npm script ${m[1]} (${l})`);
+  } else if ((m = /^(?:node|bash|ruby)(?: --?[\w-]+(?:=\S+)?)* ([\w./-]+)/.exec(l))) {
+    assert.ok(existsSync(new URL(m[1], root)), `${m[1]} exists (${l})`);
+  }
+}
+
+for (const b of all) {
+  if (!runnable(b)) continue;
+  const name = `${b.file}:${b.line} (${b.lang}${b.tag ? ` ${b.tag}` : ''})`;
+  if (b.tag === 'dev') test(name, () => b.code.split('\n').forEach(checkDevLine));
+  else test(name, { timeout: 240000 }, () => runBlock(b));
+}
+
+test('every block is closed and every text block follows a runnable one', () => {
+  assert.ok(all.length > 0);
+  all.forEach((b, i) => {
+    if (b.lang === 'text') assert.ok(i > 0 && all[i - 1].file === b.file && runnable(all[i - 1]), `${b.file}:${b.line}: a text block with nothing before it`);
+  });
+});
