@@ -154,14 +154,17 @@ async function occupy(port) {
   }
 }
 
-// Runs `node <script>` as `npm run playground` does; resolves with the first
+// Runs a command line as a person types it (`npm run playground`, `node
+// examples/browser/serve.mjs`), in a process group of its own (npm runs the
+// script in a shell: stop() ends the whole group); resolves with the first
 // `open <url>` line and what was printed before it, or with the exit status
 // and stderr when the process ends first.
-function startScript(script, env) {
-  const child = spawn(process.execPath, [join(root, script)], {
+function startScript(argv, env) {
+  const child = spawn(argv[0] === 'node' ? process.execPath : argv[0], argv.slice(1), {
     cwd: root,
     env: { ...process.env, PORT: '', API_PORT: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
   });
   let out = '';
   let err = '';
@@ -180,19 +183,20 @@ function startScript(script, env) {
 async function stop(child) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, 'exit');
-  child.kill();
+  process.kill(-child.pid, 'SIGTERM');
   await exited;
 }
 
-for (const [script, path, title] of [
-  ['playground/serve.mjs', '/playground/', /<title>net-http-wasm playground/],
-  ['examples/browser/serve.mjs', '/', /<title>net-http-wasm: Net::HTTP in ruby\.wasm, in the browser/],
+for (const [argv, path, title] of [
+  [['npm', 'run', '--silent', 'playground'], '/playground/', /<title>net-http-wasm playground/],
+  [['node', 'examples/browser/serve.mjs'], '/', /<title>net-http-wasm: Net::HTTP in ruby\.wasm, in the browser/],
 ]) {
+  const script = argv.join(' ');
   test(`${script}: with 8080 and 8081 in use it serves on free ports and says so; PORT set to a busy port is a one-line error`, { timeout: 60000 }, async () => {
     const held = [await occupy(8080), await occupy(8081)];
     const children = [];
     try {
-      const a = startScript(script, {});
+      const a = startScript(argv, {});
       children.push(a.child);
       const r = await a.printed;
       assert.ok(r.url, `no URL printed: ${JSON.stringify(r)}`);
@@ -212,19 +216,19 @@ for (const [script, path, title] of [
       assert.equal((await hello.json()).url, '/hello?x=1');
 
       // a port chosen by PORT is kept: in use, the server says which variable to change
-      const b = startScript(script, { PORT: '8080', API_PORT: '0' });
+      const b = startScript(argv, { PORT: '8080', API_PORT: '0' });
       children.push(b.child);
       const e = await b.printed;
       assert.equal(e.code, 1, JSON.stringify(e));
       assert.equal(e.out, '');
       assert.equal(e.err, 'cannot listen on 127.0.0.1:8080: the port is in use (PORT=8080); set PORT to another port, or PORT=0 for any free one\n');
-      const c = startScript(script, { PORT: 'eighty' });
+      const c = startScript(argv, { PORT: 'eighty' });
       children.push(c.child);
       const bad = await c.printed;
       assert.deepEqual([bad.code, bad.err], [1, 'PORT must be a port number (0 to 65535, 0 for any free port), not "eighty"\n']);
 
       // PORT and API_PORT set to free ports: served there, no note
-      const d = startScript(script, { PORT: '0', API_PORT: '0' });
+      const d = startScript(argv, { PORT: '0', API_PORT: '0' });
       children.push(d.child);
       const any = await d.printed;
       assert.match(any.out, /^open http:\/\/127\.0\.0\.1:\d+\//);
