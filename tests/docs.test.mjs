@@ -6,16 +6,21 @@
 //               installs the packed tarball for net-http-wasm
 //   ```sh dev   commands for a checkout of the repository (building,
 //               benchmarks): each names an npm script or a file that exists
-//   ```text     what the block before it prints, exactly
+//   ```html     a page, served from the project's folder (its node_modules
+//               at /node_modules) and opened in headless Chromium; what it
+//               prints is the text of its element #out once it has some
+//   ```text     what the block before it prints, exactly (CRLF read as LF)
 // Anything else (json, c, http...) is shown, not run. The examples'
 // server is http://localhost:8080 (it answers every request with
-// "hello METHOD PATH", and the body after ": " when there is one).
+// "hello METHOD PATH", and the body after ": " when there is one; it lets
+// any origin read it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { extname, join, normalize } from 'node:path';
 import { installPackage } from './support/installed.mjs';
+import { skip as noChromium, launchChromium, newLoggedPage } from './support/chromium.mjs';
 
 const root = new URL('../', import.meta.url);
 const PORT = 8080;
@@ -42,7 +47,7 @@ function codeBlocks(text) {
 
 const docs = ['README.md', ...(existsSync(new URL('docs/', root)) ? readdirSync(new URL('docs/', root)).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`) : [])];
 const all = docs.flatMap((file) => codeBlocks(readFileSync(new URL(file, root), 'utf8')).map((b) => ({ ...b, file })));
-const runnable = (b) => ['js', 'ruby', 'sh'].includes(b.lang);
+const runnable = (b) => ['js', 'ruby', 'sh', 'html'].includes(b.lang);
 const needsPackage = all.some((b) => runnable(b) && b.tag !== 'dev');
 
 let pkg;
@@ -55,6 +60,7 @@ before(async () => {
     req.on('data', (c) => chunks.push(c)).on('end', () => {
       const body = Buffer.concat(chunks).toString();
       res.setHeader('content-type', 'text/plain');
+      res.setHeader('access-control-allow-origin', '*');
       res.end(`hello ${req.method} ${req.url}${body ? `: ${body}` : ''}`);
     });
   });
@@ -64,10 +70,44 @@ before(async () => {
   });
   pkg = installPackage();
 });
-after(() => {
+let pages; // the static server of html blocks, started on first use
+let browser;
+after(async () => {
   server?.close();
+  pages?.close();
+  await browser?.close();
   pkg?.remove();
 });
+
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+async function pageOrigin() {
+  if (!pages) {
+    pages = createServer((req, res) => {
+      const path = normalize(decodeURIComponent(new URL(req.url, 'http://x').pathname));
+      const file = join(pkg.dir, path);
+      if (!file.startsWith(pkg.dir) || !existsSync(file)) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] || 'application/octet-stream' }).end(readFileSync(file));
+    });
+    await new Promise((r) => pages.listen(0, '127.0.0.1', r));
+    browser = await launchChromium();
+  }
+  return `http://127.0.0.1:${pages.address().port}`;
+}
+
+async function runPage(b) {
+  const name = `page-${++n}.html`;
+  writeFileSync(join(pkg.dir, name), b.code);
+  const { page, logs } = await newLoggedPage(browser || (await pageOrigin(), browser));
+  try {
+    await page.goto(`${await pageOrigin()}/${name}`);
+    await page.waitForFunction(() => document.getElementById('out')?.textContent.trim(), null, { timeout: 120000 })
+      .catch((e) => { throw new Error(`${e.message}\n${logs.join('\n')}`); });
+    const text = await page.textContent('#out');
+    if (b.output !== undefined) assert.equal(text.trimEnd(), b.output.trimEnd(), logs.join('\n'));
+  } finally {
+    await page.close();
+  }
+}
 
 const scripts = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts;
 
@@ -96,7 +136,7 @@ try { await vm.evalAsync(readFileSync(${JSON.stringify(`${file}.rb`)}, 'utf8') +
     r = await pkg.run('bash', [`${file}.sh`]);
   }
   assert.equal(r.status, 0, `exit ${r.status} ${r.signal || ''}\n${r.stdout}\n${r.stderr}`);
-  if (b.output !== undefined) assert.equal(r.stdout.trimEnd(), b.output.trimEnd());
+  if (b.output !== undefined) assert.equal(r.stdout.replaceAll('\r\n', '\n').trimEnd(), b.output.trimEnd());
 }
 
 // a developer's command: the npm script or the file it runs exists
@@ -116,6 +156,7 @@ for (const b of all) {
   if (!runnable(b)) continue;
   const name = `${b.file}:${b.line} (${b.lang}${b.tag ? ` ${b.tag}` : ''})`;
   if (b.tag === 'dev') test(name, () => b.code.split('\n').forEach(checkDevLine));
+  else if (b.lang === 'html') test(name, { skip: noChromium, timeout: 240000 }, () => runPage(b));
   else test(name, { timeout: 240000 }, () => runBlock(b));
 }
 
