@@ -160,9 +160,10 @@ test('npm pack ships the CLI and it runs from a fresh install of the tarball', {
     const y = spawnSync('npx', ['--offline', 'net-http-wasm', 'capitalize', 'www-authenticate'], { cwd: app, encoding: 'utf8' });
     assert.equal(y.stdout, 'Www-Authenticate\n');
 
-    // the commands README shows, through the installed bin in a shell, as
-    // a person types them (after npm install, node_modules/.bin is on PATH
-    // for npm exec)
+    // the commands the command line's documentation shows (a file attached
+    // with -F, a body from a file, a response from a file and from a pipe,
+    // forms, names, an error), through the installed bin in a shell, as a
+    // person types them (npm exec puts node_modules/.bin on PATH)
     writeFileSync(join(app, 'photo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47]));
     writeFileSync(join(app, 'body.json'), '{"a":1}');
     writeFileSync(join(app, 'reply.bin'), 'HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi');
