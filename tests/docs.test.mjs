@@ -64,10 +64,17 @@ before(async () => {
       res.end(`hello ${req.method} ${req.url}${body ? `: ${body}` : ''}`);
     });
   });
-  await new Promise((resolve, reject) => {
-    server.once('error', (e) => reject(new Error(`the examples' server needs port ${PORT}: ${e.message}`)));
-    server.listen(PORT, 'localhost', resolve);
-  });
+  // (another test may hold the port for a few seconds: tests/playground.test.mjs
+  // checks what the example servers do when 8080 is taken)
+  for (let tries = 0; ; tries++) {
+    const e = await new Promise((resolve) => {
+      server.once('error', resolve);
+      server.listen(PORT, 'localhost', () => resolve(null));
+    });
+    if (!e) break;
+    if (e.code !== 'EADDRINUSE' || tries === 60) throw new Error(`the examples' server needs port ${PORT}: ${e.message}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
   pkg = installPackage();
 });
 let pages; // the static server of html blocks, started on first use
