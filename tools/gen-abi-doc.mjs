@@ -118,8 +118,8 @@ function parts(exp, decls) {
     exports: exportsTable(exp, decls),
     status: constTable(codec.status),
     errors: table(
-      ['class', 'value', 'Ruby exception'],
-      entries(codec.errorClasses).map((e) => [code(`NH_${e.name}`), e.value, e.extra === null ? '(none)' : code(e.extra)]),
+      ['class', 'value', 'exception class name', 'meaning'],
+      entries(codec.errorClasses).map((e) => [code(`NH_${e.name}`), e.value, e.extra === null ? '' : code(e.extra), e.doc === e.extra ? '' : e.doc]),
     ),
     profiles: table(['name', 'value', 'Ruby'], entries(codec.profiles).map((e) => [code(`NH_${e.name}`), e.value, e.doc])),
     requestOps: constTable(codec.requestOps),
