@@ -243,3 +243,23 @@ describe('the host environment', { timeout: 120000 }, () => {
     }
   });
 });
+
+test('createRubyVM: a gem or mount folder that does not exist is named, and nothing is left in the temporary folder', async () => {
+  const { mkdtempSync, readdirSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  // createRubyVM makes its folder in os.tmpdir(), which follows TMPDIR
+  const saved = process.env.TMPDIR;
+  const tmp = mkdtempSync(`${tmpdir()}/gems-test-`);
+  process.env.TMPDIR = tmp;
+  try {
+    await assert.rejects(createRubyVM({ gems: ['./no-such-gem-1.0'] }), { message: `createRubyVM: gems names ${process.cwd()}/no-such-gem-1.0, which is not a folder` });
+    await assert.rejects(createRubyVM({ mounts: { '/data': '/no/such/folder' } }), { message: "createRubyVM: mounts['/data'] names /no/such/folder, which is not a folder" });
+    // a failure after the folder is made (a bad reserve) removes it
+    await assert.rejects(createRubyVM({ reserve: 2 ** 40 }));
+    assert.deepEqual(readdirSync(tmp), []);
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

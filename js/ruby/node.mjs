@@ -90,7 +90,19 @@ export async function createRubyVM(options = {}) {
   // /gems: Ruby's require takes the realpath of every file it loads, so
   // /gems itself must exist; each gem is mounted over /gems/<name> (the
   // longest matching mount wins).
+  for (const [what, dir] of [...[].concat(gems).map((d) => ['gems', d]), ...Object.entries(mounts).map(([g, d]) => [`mounts['${g}']`, d])]) {
+    if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`createRubyVM: ${what} names ${resolvePath(String(dir))}, which is not a folder`);
+  }
   const base = mkdtempSync(join(tmpdir(), 'ruby-wasm-vm-'));
+  try {
+    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, netHttp });
+  } catch (e) {
+    rmSync(base, { recursive: true, force: true });
+    throw e;
+  }
+}
+
+async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, netHttp }) {
   const preopens = {};
   const loadPath = [];
   const names = new Set();
