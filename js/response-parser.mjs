@@ -11,7 +11,7 @@
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
 import { getDefaultCodec, profileId } from './core.mjs';
 import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
-import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED } from './schema.mjs';
+import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED, writeConfigRecord } from './schema.mjs';
 
 const encoder = new TextEncoder();
 function codecOf(options) {
@@ -117,23 +117,9 @@ function writeConfig(c, cfg) {
 }
 
 function writeConfigBytes(u8, p, cfg) {
-  u8[p++] = cfg.profile;
-  u8[p++] = cfg.bodyAllowed ? 1 : 0;
-  u8[p++] = cfg.decode ? 1 : 0;
-  u8[p++] = (cfg.skipInterim ? CFG_SKIP_INTERIM : 0) | (cfg.strict ? CFG_STRICT : 0);
-  for (const v of [cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset]) {
-    const lo = v === Infinity ? 0xffffffff : v % 4294967296;
-    const hi = v === Infinity ? 0xffffffff : Math.floor(v / 4294967296);
-    u8[p] = lo;
-    u8[p + 1] = lo >>> 8;
-    u8[p + 2] = lo >>> 16;
-    u8[p + 3] = lo >>> 24;
-    u8[p + 4] = hi;
-    u8[p + 5] = hi >>> 8;
-    u8[p + 6] = hi >>> 16;
-    u8[p + 7] = hi >>> 24;
-    p += 8;
-  }
+  writeConfigRecord(u8, p, cfg.profile, cfg.bodyAllowed ? 1 : 0, cfg.decode ? 1 : 0,
+    (cfg.skipInterim ? CFG_SKIP_INTERIM : 0) | (cfg.strict ? CFG_STRICT : 0),
+    cfg.maxHeaderBytes, cfg.maxHeaderFields, cfg.maxBodyBytes, cfg.maxInflatedBytes, cfg.streamOffset);
 }
 
 // ---- Response ----

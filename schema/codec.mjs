@@ -113,9 +113,45 @@ export const configFlags = {
   CFG_STRICT: [2, 'strict RFC 9112 mode'],
 };
 
+/**
+ * Fixed-size records (little-endian), each field [name, type (u8, u32 or
+ * u64), meaning]: tools/gen-schema.mjs writes from each its length
+ * (NH_<NAME>_LEN / <NAME>_LEN), a C struct with a reader
+ * (nh_<name>_record_read) and a JS writer (write<Name>Record, the fields as
+ * arguments in order; a u64 is a number, Infinity all ones).
+ */
+export const records = {
+  config: {
+    doc: 'the response parser\'s configuration: the start of the input of nh_wasm_resp_new, nh_wasm_resp_reset and nh_wasm_resp_parse',
+    fields: [
+      ['profile', 'u8', 'PROFILE_*: 0 Ruby 4.0, any other value 3.4'],
+      ['body_allowed', 'u8', "reading_body's second argument: 0 for a HEAD request"],
+      ['decode', 'u8', 'res.decode_content = true (gzip, deflate)'],
+      ['flags', 'u8', 'CFG_*'],
+      ['max_header_bytes', 'u64', 'bound of the status line and header block (all ones: none)'],
+      ['max_fields', 'u64', 'bound of header lines (all ones: none)'],
+      ['max_body_bytes', 'u64', 'bound of body bytes as framed on the wire (all ones: none)'],
+      ['max_inflated_bytes', 'u64', 'bound of body bytes after decoding (all ones: none)'],
+      ['stream_offset', 'u64', "where the bytes fed start in the connection's stream (all ones: 0 for a new parser or a one-shot parse, kept by a reset)"],
+    ],
+  },
+};
+
+const SIZES = { u8: 1, u32: 4, u64: 8 };
+/** A record's fields with their byte offsets ({ name, type, doc, at }) and its length. */
+export function recordLayout(rec) {
+  let at = 0;
+  const fields = rec.fields.map(([name, type, doc]) => {
+    if (!SIZES[type]) throw new Error(`record field ${name}: unknown type ${type}`);
+    const f = { name, type, doc, at };
+    at += SIZES[type];
+    return f;
+  });
+  return { fields, len: at };
+}
+
 /** Sizes and limits. */
 export const limits = {
-  CONFIG_LEN: [44, 'config record: u8 profile, u8 body_allowed, u8 decode, u8 flags, 5 x u64 (limits, stream offset; all ones: none)'],
   MAX_HEADER_BYTES: [1048576, 'default bound of the status line + header block'],
   MAX_HEADER_FIELDS: [10000, 'default bound of header lines'],
   INIT_KEY_MAX: [1024, 'initialize_http_header: longest key'],

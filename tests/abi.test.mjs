@@ -23,6 +23,7 @@ const docText = readFileSync(new URL('docs/abi.md', root), 'utf8');
 const K = {};
 for (const g of [schema.status, schema.errorClasses, schema.requestOps, schema.headerQueries, schema.responseEvents, schema.headFlags, schema.configFlags, schema.limits, schema.profiles])
   for (const [name, [value]] of Object.entries(g)) K[name] = value;
+K.CONFIG_LEN = schema.recordLayout(schema.records.config).len;
 const CLASS_OF = Object.fromEntries(Object.values(schema.errorClasses).map(([v, , cls]) => [v, cls]));
 const PROFILE = Object.fromEntries(Object.values(schema.profiles).map(([v, , s]) => [s, v]));
 const ALL_ONES = 0xffffffff;

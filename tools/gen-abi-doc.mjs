@@ -124,6 +124,7 @@ function parts(exp, decls) {
     profiles: table(['name', 'value', 'Ruby'], entries(codec.profiles).map((e) => [code(`NH_${e.name}`), e.value, e.doc])),
     requestOps: constTable(codec.requestOps),
     headerQueries: constTable(codec.headerQueries),
+    configRecord: table(['offset', 'field', 'type', 'meaning'], codec.recordLayout(codec.records.config).fields.map((f) => [f.at, code(f.name), f.type, f.doc])),
     configFlags: constTable(codec.configFlags),
     limits: constTable(codec.limits),
     events: constTable(codec.responseEvents),

@@ -12,12 +12,8 @@
  *   request, pairs: see request_record.c
  *   header query: u8 profile, u8 kind, str arg, u32 n, n x (str downcased key,
  *                 u32 m, m x str value): a response's fields (binary strings)
- *   response-parser config (NH_CONFIG_LEN bytes): u8 profile, u8 body_allowed,
- *                 u8 decode, u8 flags (NH_CFG_*), then u64 max_header_bytes,
- *                 max_fields, max_body_bytes, max_inflated_bytes (each u32 low,
- *                 u32 high; all ones = unlimited), and u64 stream_offset
- *                 (nh_resp_set_stream_offset; all ones: 0 for a new parser or a
- *                 one-shot parse, unchanged for a reset)
+ *   response-parser config: the config record declared in schema/codec.mjs
+ *                 (records.config; nh_config_record in schema.h)
  *   response events (nh_wasm_resp_feed, nh_wasm_resp_parse): u32 address of
  *                 the input bytes, u32 address of the parser's decoded data,
  *                 then the events of nh_resp_feed (NH_EV_*; body events that
@@ -296,39 +292,34 @@ EXPORT(nh_wasm_header_query) int nh_wasm_header_query(nh_ctx *c, size_t len)
 
 /* ---- the response parser (response.c) ---- */
 
-static uint64_t rd_u64(nh_reader *r)
+/* The config record (schema/codec.mjs records.config) as the parser's
+ * configuration and the stream offset it gives. */
+static void read_config(const unsigned char *rec, nh_resp_config *cfg, uint64_t *offset)
 {
-    uint64_t lo = nh_rd_u32(r);
-    uint64_t hi = nh_rd_u32(r);
-    return lo | hi << 32;
-}
-
-static int read_config(nh_reader *r, nh_resp_config *cfg, uint64_t *offset)
-{
+    nh_config_record r;
+    nh_config_record_read(rec, &r);
     nh_resp_config_default(cfg);
-    cfg->profile = nh_rd_u8(r) ? NH_PROFILE_34 : NH_PROFILE_40;
-    cfg->body_allowed = nh_rd_u8(r) != 0;
-    cfg->decode = nh_rd_u8(r) != 0;
-    uint8_t flags = nh_rd_u8(r);
-    cfg->skip_interim = (flags & NH_CFG_SKIP_INTERIM) != 0;
-    cfg->strict = (flags & NH_CFG_STRICT) != 0;
-    cfg->max_header_bytes = rd_u64(r);
-    cfg->max_fields = rd_u64(r);
-    cfg->max_body_bytes = rd_u64(r);
-    cfg->max_inflated_bytes = rd_u64(r);
-    *offset = rd_u64(r);
-    return r->bad ? -1 : 0;
+    cfg->profile = r.profile ? NH_PROFILE_34 : NH_PROFILE_40;
+    cfg->body_allowed = r.body_allowed != 0;
+    cfg->decode = r.decode != 0;
+    cfg->skip_interim = (r.flags & NH_CFG_SKIP_INTERIM) != 0;
+    cfg->strict = (r.flags & NH_CFG_STRICT) != 0;
+    cfg->max_header_bytes = r.max_header_bytes;
+    cfg->max_fields = r.max_fields;
+    cfg->max_body_bytes = r.max_body_bytes;
+    cfg->max_inflated_bytes = r.max_inflated_bytes;
+    *offset = r.stream_offset;
 }
 
 /* Reads the config record at the start of the input into p (reset); fresh:
  * a new stream, whose position starts at 0 unless the record says. */
 static int configure(nh_ctx *c, size_t len, nh_resp *p, int fresh)
 {
-    nh_reader r = {c->in.data, c->in.data + len, 0};
     nh_resp_config cfg;
     uint64_t offset;
-    if (len < NH_CONFIG_LEN || read_config(&r, &cfg, &offset))
+    if (len < NH_CONFIG_LEN)
         return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed response-parser record");
+    read_config(c->in.data, &cfg, &offset);
     nh_resp_reset(p, &cfg);
     if (offset != UINT64_MAX || fresh)
         nh_resp_set_stream_offset(p, offset == UINT64_MAX ? 0 : offset);
