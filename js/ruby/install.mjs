@@ -41,6 +41,15 @@ export function install(vm, options, host) {
   if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node'");
   if (kind === 'node' && options.tls) transport = withTls(transport, options.tls);
 
+  // malloc's share of the memory, grown once now: malloc grows a wasm
+  // memory 64 KiB at a time, and V8 may follow each growth with a full
+  // garbage collection (always, once the memory is large and incremental
+  // marking is off), so without it loading Net::HTTP and the first
+  // requests pay for dozens of them (createRubyVM gives its own)
+  const reserve = options.reserve == null ? RESERVE : options.reserve;
+  if (!(typeof reserve === 'number' && reserve >= 0 && reserve <= MAX_RESERVE)) throw new TypeError(`installNetHttp: reserve must be a number of bytes from 0 to ${MAX_RESERVE}, not ${String(reserve)}`);
+  if (reserve > 0) reserveMalloc(vm, reserve);
+
   // the codec every bridge shares (the package's embedded module, compiled
   // on first use), unless one is given
   const codecInstance = options.codecInstance || getDefaultCodec();
@@ -64,6 +73,29 @@ export function install(vm, options, host) {
       return transport.close();
     },
   };
+}
+
+// installNetHttp's default reserve, and the largest one taken.
+const RESERVE = 32 << 20;
+const MAX_RESERVE = 1 << 30;
+
+/**
+ * Gives malloc `bytes` of a VM's memory in one growth (wasm memory pages
+ * that are never touched cost no RAM): allocated and given back at once,
+ * the freed block is where malloc takes from later. Through the module's
+ * own realloc export when it has one (no Ruby object, no Ruby GC: usable
+ * before Ruby starts, given the instance's exports), else with a Ruby String.
+ */
+export function reserveMalloc(target, bytes) {
+  const n = Math.floor(bytes);
+  const exports = target && target.instance ? target.instance.exports : target;
+  const realloc = exports && exports.cabi_realloc;
+  if (typeof realloc === 'function') {
+    const p = realloc(0, 0, 8, n);
+    realloc(p, n, 8, 8); // shrunk in place: the rest is free
+  } else if (target && typeof target.eval === 'function') {
+    target.eval(`String.new(capacity: ${n}).clear; nil`);
+  }
 }
 
 /**

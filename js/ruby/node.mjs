@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { install, prepare } from './install.mjs';
+import { install, prepare, reserveMalloc } from './install.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
 
@@ -43,6 +43,8 @@ const host = {
  *              (RFC 9112 rejections raise Net::HTTPBadResponse; not MRI);
  *              also settable later as handle.bridge.strictResponses
  *   fetch      the fetch function to use (transport 'fetch')
+ *   reserve    bytes of the VM's memory given to malloc at once, before
+ *              Net::HTTP loads (default 32 MiB; 0: none): see createRubyVM
  * Returns a handle: { bridge, uninstall() } (uninstall closes open sockets
  * and stops the I/O thread).
  */
@@ -66,11 +68,15 @@ export function installNetHttp(vm, options = {}) {
  *   env      false (default): an empty environment; true: this process's
  *            (http_proxy, no_proxy... included); an object: exactly that
  *   rubygems true (default): `require 'rubygems'` (Gem::Version...)
- *   reserve  bytes of the VM's memory given to malloc at once (default 32
- *            MiB; 0: none). malloc grows a wasm memory 64 KiB at a time,
- *            and V8 collects garbage after each growth (a full collection,
- *            10-20 ms, with --no-incremental-marking): without the reserve
- *            the first requests of a VM pay for dozens of them.
+ *   reserve  bytes of the VM's memory given to malloc at once, beyond
+ *            what the VM's own boot takes (320 MiB, given with it before
+ *            Ruby starts; default 32 MiB; 0: none, not even the boot's).
+ *            malloc grows a wasm memory 64 KiB at a time, and V8 may
+ *            collect garbage after each growth (a full collection, 10-100
+ *            ms, after every growth of a large memory with
+ *            --no-incremental-marking): without the reserve the boot and
+ *            the first requests of a VM pay for dozens of them. Pages
+ *            never touched take no RAM.
  *   incrementalMarking  false: turn V8's incremental marking off for the
  *            whole process (--no-incremental-marking) before the VM is made,
  *            which Node 20's garbage collector needs while a wasm memory
@@ -103,6 +109,7 @@ export async function createRubyVM(options = {}) {
 }
 
 async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, netHttp }) {
+  if (!(typeof reserve === 'number' && reserve >= 0 && reserve <= MAX_RESERVE)) throw new TypeError(`createRubyVM: reserve must be a number of bytes from 0 to ${MAX_RESERVE}, not ${String(reserve)}`);
   const preopens = {};
   const loadPath = [];
   const names = new Set();
@@ -127,11 +134,19 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   const vars = env === true ? { ...process.env } : env || {};
   if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
   const wasip1 = reactorWasi(quietly(() => new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens })));
+  // malloc's share in one growth, before Ruby starts (after the module's
+  // own initialization): what ruby.wasm's boot takes, and `reserve` more
+  if (reserve > 0) {
+    const initialize = wasip1.initialize;
+    wasip1.initialize = function (instance) {
+      const r = initialize.call(this, instance);
+      reserveMalloc(instance.exports, BOOT + reserve);
+      return r;
+    };
+  }
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
-  // one growth now; malloc takes from the freed block later
-  if (reserve > 0) vm.eval(`String.new(capacity: ${Math.floor(reserve)}).clear; nil`);
   prepare(vm, { loadPath, rubygems });
-  const handle = installNetHttp(vm, netHttp);
+  const handle = installNetHttp(vm, { ...netHttp, reserve: 0 });
   return {
     vm,
     handle,
@@ -143,8 +158,11 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   };
 }
 
-// createRubyVM's default reserve.
+// createRubyVM's default reserve, and what it adds for the boot of the
+// VM itself (ruby.wasm 4.0's takes ~290 MiB: 36 MiB → 320 MiB at init).
 const RESERVE = 32 << 20;
+const BOOT = 320 << 20;
+const MAX_RESERVE = 1 << 30;
 
 // Node 20 (V8 11.3), not Bun or Deno (which report a Node version too).
 const NODE_20 = !process.versions.bun && !process.versions.deno && Number(process.versions.node.split('.')[0]) < 22;
