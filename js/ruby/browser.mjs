@@ -1,17 +1,33 @@
 // net-http-wasm/ruby in browsers: Ruby's own Net::HTTP inside a ruby.wasm VM,
-// each request sent with fetch() (see fetch.mjs). Call `await init()` from
-// net-http-wasm first where the page may not compile the codec synchronously
-// (createRubyVM does it).
+// each request sent with fetch() (see fetch.mjs), or, with { blocking: true }
+// in a dedicated Worker, with a synchronous XMLHttpRequest (xhr-sync.mjs).
+// Call `await init()` from net-http-wasm first where the page may not
+// compile the codec synchronously (createRubyVM does it).
 import { install, prepare } from './install.mjs';
 import { init } from '../index.mjs';
+import { xhrSyncTransport } from './transports/xhr-sync.mjs';
 
-const host = { defaultTransport: 'fetch' };
+const host = { defaultTransport: 'fetch', blockingFetch };
+
+function blockingFetch() {
+  // a synchronous XMLHttpRequest gives bytes and keeps a timeout only in a
+  // Worker (and a page's main thread must not block)
+  const inWorker = typeof WorkerGlobalScope === 'function' && globalThis instanceof WorkerGlobalScope;
+  if (!inWorker || typeof XMLHttpRequest !== 'function')
+    throw new TypeError('installNetHttp: { blocking: true } in a browser needs a dedicated Worker (synchronous XMLHttpRequest); on a page use the default (fetch(), awaited in vm.evalAsync)');
+  return xhrSyncTransport(XMLHttpRequest);
+}
 
 /**
  * Makes `require 'net/http'` work in a ruby.wasm VM, over fetch(). Options:
  * transport ('fetch', or a function ({ host, port, tls, timeoutMs }) →
  * Promise<stream>), codec, profile, strictResponses, fetch (the function to
- * use): as in Node (js/ruby/node.mjs). Returns { bridge, uninstall() }.
+ * use): as in Node (js/ruby/node.mjs). blocking: true (in a dedicated
+ * Worker only): each request a synchronous XMLHttpRequest, so Net::HTTP
+ * works from vm.eval, inside any block and in a Ruby Proc that JS calls
+ * (see transports/xhr-sync.mjs for what it cannot do: the timeout covers
+ * the whole exchange, the body comes whole, any failure is
+ * NetHttpWasm::FetchError). Returns { bridge, uninstall() }.
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);

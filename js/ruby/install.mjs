@@ -21,7 +21,8 @@ function findMemory(vm) {
 }
 
 /**
- * host: { defaultTransport: 'node' | 'fetch', node?: (blocking) => transport }
+ * host: { defaultTransport: 'node' | 'fetch', node?: (blocking) => transport,
+ *   blockingFetch?: (options) => transport (the browser's { blocking: true }) }
  */
 export function install(vm, options, host) {
   if (!vm || typeof vm.eval !== 'function') throw new TypeError('installNetHttp: vm must be a RubyVM');
@@ -33,12 +34,14 @@ export function install(vm, options, host) {
   const kind = options.transport == null ? host.defaultTransport : options.transport;
   let transport;
   if (typeof kind === 'function') transport = streamTransport(kind);
+  // (a browser's { blocking: true }: synchronous XMLHttpRequest in a Worker)
+  else if (kind === 'fetch' && options.blocking && host.blockingFetch) transport = host.blockingFetch(options);
   else if (kind === 'fetch') transport = fetchTransport(options.fetch || (typeof fetch === 'function' ? fetch.bind(globalThis) : null));
   else if (kind === 'node') {
     if (!host.node) throw new Error("installNetHttp: transport 'node' needs Node.js (import net-http-wasm/ruby there)");
     transport = host.node(!!options.blocking);
   } else throw new TypeError(`installNetHttp: unknown transport ${String(kind)}`);
-  if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node'");
+  if (options.blocking && !transport.blocking) throw new TypeError("installNetHttp: { blocking: true } needs transport 'node', or 'fetch' from net-http-wasm/ruby/browser");
   if (kind === 'node' && options.tls) transport = withTls(transport, options.tls);
 
   // malloc's share of the memory, grown once now: malloc grows a wasm

@@ -18,7 +18,7 @@ class FetchConn extends Conn {
   constructor(bridge, fetchFn, scheme, host, port) {
     super(bridge);
     this.fetch = fetchFn;
-    this.base = `${scheme}://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+    this.base = origin(scheme, host, port);
     this.pending = [];
     this.busy = false;
     this.aborter = null;
@@ -45,24 +45,12 @@ class FetchConn extends Conn {
 
   async run(req) {
     const headers = new Headers();
-    const dropped = [];
-    for (const [name, value] of req.headers) {
-      const lower = name.toLowerCase();
-      if (isForbiddenRequestHeader(lower)) {
-        dropped.push(name);
-        continue;
-      }
-      try {
-        headers.append(name, value);
-      } catch {
-        dropped.push(name);
-      }
-    }
-    this.bridge.droppedHeaders = dropped;
+    this.bridge.droppedHeaders = requestFields(req, (name, value) => headers.append(name, value));
     // Net::HTTP has no cache: every request goes to the server (and an
     // aborted request is not sent again by the browser's cache layer)
     const init = { method: req.method, headers, redirect: 'manual', cache: 'no-store' };
-    if (req.body && req.body.length && req.method !== 'GET' && req.method !== 'HEAD') init.body = req.body;
+    const body = requestBody(req);
+    if (body) init.body = body;
     if (typeof AbortController === 'function') {
       this.aborter = new AbortController();
       init.signal = this.aborter.signal;
@@ -72,24 +60,16 @@ class FetchConn extends Conn {
       res = await this.fetch(this.base + req.target, init);
     } catch (e) {
       if (this.closed) return;
-      this.onError('NetHttpWasm::FetchError', `fetch failed: ${e && e.message ? e.message : String(e)} (a network error, or a response CORS does not let the page read)`);
+      this.onError('NetHttpWasm::FetchError', fetchFailed(e));
       return;
     }
     if (this.closed) return;
     if (res.type === 'opaqueredirect') {
-      this.onError('NetHttpWasm::FetchError', 'fetch failed: the server answered with a redirect, which a page cannot read (Net::HTTP does not follow redirects)');
+      this.onError('NetHttpWasm::FetchError', REDIRECTED);
       return;
     }
-    const decoded = res.headers.has('content-encoding') && !/^\s*(identity|none)?\s*$/i.test(res.headers.get('content-encoding'));
-    let head = `HTTP/1.1 ${res.status} ${res.statusText || ''}\r\n`;
-    res.headers.forEach((value, name) => {
-      if (decoded && (name === 'content-encoding' || name === 'content-length')) return;
-      if (name === 'transfer-encoding') return;
-      // fetch joins repeated fields with ", " (set-cookie is never visible)
-      head += `${name}: ${value}\r\n`;
-    });
-    head += '\r\n';
-    this.onData(encoder.encode(head));
+    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)));
+    this.onData(head);
     if (res.body && req.method !== 'HEAD') {
       const reader = res.body.getReader();
       for (;;) {
@@ -114,8 +94,64 @@ class FetchConn extends Conn {
   }
 }
 
-// Splits the bytes the codec wrote back into method, target, headers, body.
-function splitRequest(bytes) {
+// What the request mapping of fetch() and of XMLHttpRequest (xhr-sync.mjs)
+// share: the request's fields given to append(name, value) but those a page
+// may not set (and those the browser refuses): the names of the fields
+// left out (Bridge#droppedHeaders).
+export function requestFields(req, append) {
+  const dropped = [];
+  for (const [name, value] of req.headers) {
+    if (isForbiddenRequestHeader(name.toLowerCase())) {
+      dropped.push(name);
+      continue;
+    }
+    try {
+      append(name, value);
+    } catch {
+      dropped.push(name);
+    }
+  }
+  return dropped;
+}
+
+// The head of an HTTP/1.1 response, as bytes, from what the browser gives:
+// its status and fields (forEach(each) calls each(lowercased name, value)).
+// A body the browser decoded (gzip) loses Content-Encoding and
+// Content-Length and is framed by the end of the stream.
+export function responseHead(status, statusText, forEach) {
+  const fields = [];
+  forEach((name, value) => fields.push([name, value]));
+  const enc = fields.find(([name]) => name === 'content-encoding');
+  const decoded = enc != null && !/^\s*(identity|none)?\s*$/i.test(enc[1]);
+  let head = `HTTP/1.1 ${status} ${statusText || ''}\r\n`;
+  for (const [name, value] of fields) {
+    if (decoded && (name === 'content-encoding' || name === 'content-length')) continue;
+    if (name === 'transfer-encoding') continue;
+    // the browser joins repeated fields with ", " (set-cookie is never visible)
+    head += `${name}: ${value}\r\n`;
+  }
+  return encoder.encode(`${head}\r\n`);
+}
+
+// The URL's start for a connection to host:port (an IPv6 address in brackets).
+export function origin(scheme, host, port) {
+  return `${scheme}://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+// The body the browser sends (none for GET and HEAD, which may not have one).
+export function requestBody(req) {
+  return req.body && req.body.length && req.method !== 'GET' && req.method !== 'HEAD' ? req.body : null;
+}
+
+// NetHttpWasm::FetchError's messages: the browser's request failed, or was redirected.
+export function fetchFailed(e) {
+  return `fetch failed: ${e && e.message ? e.message : String(e)} (a network error, or a response CORS does not let the page read)`;
+}
+export const REDIRECTED = 'fetch failed: the server answered with a redirect, which a page cannot read (Net::HTTP does not follow redirects)';
+
+// Splits the bytes the codec wrote back into method, target, headers, body
+// (null until the head and the body of its Content-Length are all there).
+export function splitRequest(bytes) {
   let end = -1;
   for (let i = 0; i + 3 < bytes.length; i++) {
     if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) {
