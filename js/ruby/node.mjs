@@ -79,13 +79,15 @@ export function installNetHttp(vm, options = {}) {
  *            never touched take no RAM.
  *   incrementalMarking  false: turn V8's incremental marking off for the
  *            whole process (--no-incremental-marking) before the VM is made,
- *            which Node 20's garbage collector needs while a wasm memory
- *            grows; true: leave V8's flags alone. Default: false on Node 20,
- *            true on later Node versions, Bun and Deno.
+ *            which the garbage collectors of Node 20 and 22 need with
+ *            ruby.wasm (Node 22 crashes with a segmentation fault while
+ *            createRubyVM starts Ruby otherwise); true: leave V8's flags
+ *            alone. Default: false on Node 20 and 22; true on Node 24 and
+ *            later, Bun and Deno.
  * Returns { vm, handle, tmp, dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, incrementalMarking = !NODE_20, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, incrementalMarking = !OLD_V8, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   const { WASI } = await quietWasi();
@@ -164,8 +166,9 @@ const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
 const MAX_RESERVE = 1 << 30;
 
-// Node 20 (V8 11.3), not Bun or Deno (which report a Node version too).
-const NODE_20 = !process.versions.bun && !process.versions.deno && Number(process.versions.node.split('.')[0]) < 22;
+// Node 20 (V8 11.3) or 22 (V8 12.4); not Bun or Deno (which report a Node
+// version too).
+const OLD_V8 = !process.versions.bun && !process.versions.deno && Number(process.versions.node.split('.')[0]) < 24;
 
 // The path of an optional peer package's file, or an error naming the package.
 function installed(require, file, pkg) {
