@@ -106,12 +106,104 @@ export function reserveMalloc(target, bytes) {
  * stdout/stderr synced, folders added to $LOAD_PATH, rubygems loaded.
  */
 export function prepare(vm, { loadPath = [], rubygems = true } = {}) {
+  if (!(rubygems === true || rubygems === false || rubygems === 'lazy')) throw new TypeError(`createRubyVM: rubygems must be true, false or 'lazy', not ${String(rubygems)}`);
   const add = vm.eval('proc { |dirs| dirs.to_s.split("\\n").each { |d| $LOAD_PATH << d unless $LOAD_PATH.include?(d) }; nil }');
   vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
   // first: a folder on $LOAD_PATH (Debian's vendor_ruby) may hold rubygems/defaults/operating_system.rb
-  if (rubygems) vm.eval("require 'rubygems'; nil");
+  if (rubygems === true) vm.eval("require 'rubygems'; nil");
+  else if (rubygems === 'lazy') vm.eval('proc { |src| TOPLEVEL_BINDING.eval(src.to_s, "net_http_wasm/lazy_rubygems.rb"); nil }').call('call', vm.wrap(LAZY_RUBYGEMS));
   add.call('call', vm.wrap(loadPath.join('\n')));
 }
+
+// rubygems: 'lazy'. ruby.wasm 4.0 starts without rubygems (3.4 loads it at
+// boot; then this does nothing), and loading it takes long in a fresh VM:
+// it is loaded when first needed, with $LOAD_PATH as it was at boot (as
+// rubygems: true loads it): a Gem constant (defined? sees the usual ones)
+// or method, Kernel#gem, or a require that $LOAD_PATH cannot satisfy but a
+// gem can (a bundled gem of the gem directories: base64, csv... in 4.0).
+const LAZY_RUBYGEMS = `
+unless Gem.const_defined?(:VERSION, false)
+  module Gem
+    module LazyLoad
+      BOOT_LOAD_PATH = $LOAD_PATH.dup.freeze
+      NAMES = %i[BasicSpecification CommandLineError ConfigFile ConflictError Dependency DependencyError
+                 DependencyList Deprecate DocumentError Exception FilePermissionError FormatException
+                 GemNotFoundException InstallError Installer InvalidSpecificationException Licenses List
+                 LoadError MissingSpecError MissingSpecVersionError NameTuple OperationNotSupportedError
+                 PathSupport Platform PlatformMismatch RemoteError RequestSet Requirement Resolver
+                 RubyVersionMismatch Source SourceList SpecFetcher Specification StubSpecification
+                 SystemExitException UninstallError Util VERSION Version].freeze
+      @loaded = false
+
+      # Loads rubygems once (the autoloads above may have loaded it) and
+      # takes these stand-ins away; false if that was done already.
+      def self.load
+        return false if @loaded
+        @loaded = true
+        sc = ::Gem.singleton_class
+        %i[const_missing method_missing respond_to_missing?].each { |m| sc.send(:remove_method, m) }
+        ::Kernel.send(:remove_method, :gem) if ::Kernel.instance_method(:gem) == GEM
+        return true if $LOADED_FEATURES.any? { |f| f.end_with?('/rubygems.rb') }
+        path = $LOAD_PATH.dup
+        begin
+          $LOAD_PATH.replace(path & BOOT_LOAD_PATH)
+          ::Kernel.require 'rubygems'
+        ensure
+          $LOAD_PATH.replace(path | $LOAD_PATH)
+        end
+        true
+      end
+
+      # Whether a gem of the gem directories has this feature in its lib/.
+      def self.gem_feature?(path)
+        path = path.to_s
+        return false if path.empty? || path.start_with?('/', './', '../')
+        require 'rbconfig'
+        dirs = [File.join(RbConfig::CONFIG['rubylibprefix'], 'gems', RbConfig::CONFIG['ruby_version'])]
+        dirs.concat(ENV['GEM_PATH'].to_s.split(File::PATH_SEPARATOR)) << ENV['GEM_HOME'].to_s
+        name = path.end_with?('.rb', '.so') ? path : "#{path}.rb"
+        dirs.any? { |d| !d.empty? && !Dir.glob(File.join(d, 'gems', '*', 'lib', name)).empty? }
+      end
+    end
+
+    LazyLoad::NAMES.each { |n| autoload(n, 'rubygems') }
+
+    def self.const_missing(name)
+      LazyLoad.load ? const_get(name) : super
+    end
+
+    def self.method_missing(name, ...)
+      LazyLoad.load ? public_send(name, ...) : super
+    end
+
+    def self.respond_to_missing?(name, include_private = false)
+      LazyLoad.load ? respond_to?(name, include_private) : super
+    end
+  end
+
+  module Kernel
+    alias_method :__require_before_rubygems, :require
+    private :__require_before_rubygems
+
+    def require(path)
+      return Gem::LazyLoad.load || __require_before_rubygems(path) if path == 'rubygems'
+      __require_before_rubygems(path)
+    rescue ::LoadError
+      raise unless Gem::LazyLoad.gem_feature?(path) && Gem::LazyLoad.load
+      require(path)
+    end
+    private :require
+
+    def gem(...)
+      Gem::LazyLoad.load
+      gem(...)
+    end
+    private :gem
+  end
+  Gem::LazyLoad.const_set(:GEM, Kernel.instance_method(:gem))
+end
+nil
+`;
 
 // installNetHttp's { tls: { ca, rejectUnauthorized } }: for every HTTPS connection.
 function withTls(transport, t) {

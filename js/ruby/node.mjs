@@ -54,7 +54,7 @@ export function installNetHttp(vm, options = {}) {
 
 /**
  * A ruby.wasm VM ready for the network, in one call: WASI with the given
- * host folders mounted, a writable /tmp, the environment, rubygems loaded,
+ * host folders mounted, a writable /tmp, the environment, rubygems (lazily),
  * Net::HTTP installed. Options (and installNetHttp's, passed through):
  *   ruby     '4.0' (default), '3.4', '3.3', '3.2' or 'head': the
  *            @ruby/<v>-wasm-wasi package to load; or a compiled
@@ -67,7 +67,11 @@ export function installNetHttp(vm, options = {}) {
  *            by dispose(); a path: that folder (kept); false: none
  *   env      false (default): an empty environment; true: this process's
  *            (http_proxy, no_proxy... included); an object: exactly that
- *   rubygems true (default): `require 'rubygems'` (Gem::Version...)
+ *   rubygems 'lazy' (default): rubygems loaded when first needed (a Gem
+ *            constant or method, Kernel#gem, or a require that only a gem
+ *            of the gem directories satisfies: base64, csv... in Ruby 4.0);
+ *            true: `require 'rubygems'` now; false: neither (ruby.wasm 3.4
+ *            loads it at boot whatever this says)
  *   reserve  bytes of the VM's memory given to malloc at once, beyond
  *            what the VM's own boot takes (320 MiB, given with it before
  *            Ruby starts; default 32 MiB; 0: none, not even the boot's).
@@ -87,7 +91,7 @@ export function installNetHttp(vm, options = {}) {
  * Returns { vm, handle, tmp, dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = true, reserve = RESERVE, incrementalMarking = !OLD_V8, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   const { WASI } = await quietWasi();
