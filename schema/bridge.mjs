@@ -104,6 +104,8 @@ export const calls = {
   settle: { args: ['id'], reply: 'S_EMPTY, S_DATA, S_END or S_UNSETTLED' },
   settleLater: { args: ['id'], reply: 'a promise of the state once the event loop has polled' },
   state: { args: ['id'], reply: 'S_EMPTY, S_DATA or S_END' },
+  waitAny: { args: ['ids', 'timeoutMs'], reply: '1: one of the connections (ids "1,2") is readable, 0: timed out', waits: true },
+  shutdown: { args: ['id'], reply: '0 (the write side ends: close_write)' },
   close: { args: ['id'], reply: '0' },
   error: { args: [], reply: '"Class\\nmessage" of the last RC_ERROR' },
   park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },

@@ -368,6 +368,39 @@ export class Bridge extends Waits {
     return conn.state();
   }
 
+  // IO.select over sockets (ids: "1,2,3"): 1 when one of them has
+  // something to read (or its end), 0 when timeoutMs passed (a Promise
+  // from a waiting transport).
+  waitAny(ids, timeoutMs) {
+    const conns = [];
+    for (const id of String(ids).split(',')) {
+      const c = this.conns.get(Number(id));
+      if (!c) return this.reply(1);
+      conns.push(c);
+    }
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    if (!this.blocking) return waitForAny(conns, () => conns.some((c) => c.state() !== 0), ms).then((ok) => (ok ? 1 : 0));
+    // the first is waited on; the I/O thread is asked to report the others' data
+    const ready = () => {
+      let any = false;
+      for (const c of conns) {
+        this.transport.pump(c);
+        if (c.state() !== 0) any = true;
+      }
+      if (!any) for (let i = 1; i < conns.length; i++) if (conns[i].fd >= 0 && conns[i].watch) conns[i].watch();
+      return any;
+    };
+    return then(this.transport.block(conns[0], ready, ms, true), (ok) => (ok ? 1 : 0));
+  }
+
+  // BasicSocket#close_write: the peer reads the end of the stream; this end
+  // still reads.
+  shutdown(id) {
+    const conn = this.conns.get(id);
+    if (conn && !conn.closed) conn.shutdown();
+    return 0;
+  }
+
   close(id) {
     const conn = this.conns.get(id);
     if (conn) {
@@ -389,4 +422,32 @@ export class Bridge extends Waits {
   reply(v) {
     return this.blocking ? v : Promise.resolve(v);
   }
+}
+
+// waitFor over several connections: true when ready() holds after an
+// arrival on any of them, false when ms milliseconds have passed.
+function waitForAny(conns, ready, ms) {
+  if (ready()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    let timer = null;
+    const clear = () => {
+      for (const c of conns) if (c.waiter === waiter) c.waiter = null;
+    };
+    const waiter = () => {
+      if (!ready()) {
+        for (const c of conns) c.waiter = waiter;
+        return;
+      }
+      clear();
+      if (timer) clearTimeout(timer);
+      resolve(true);
+    };
+    for (const c of conns) c.waiter = waiter;
+    if (ms != null) {
+      timer = setTimeout(() => {
+        clear();
+        resolve(false);
+      }, ms);
+    }
+  });
 }

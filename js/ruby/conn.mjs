@@ -110,6 +110,8 @@ export class Conn {
   pause() {}
   resume() {}
   destroy() {}
+  // (the write side's end: close_write)
+  shutdown() {}
   // (a transport that reads without being asked: readNow takes what the
   // kernel holds now)
   readNow() {}

@@ -157,7 +157,8 @@ unless defined?(OpenSSL::SSL)
 
       # Holds settings only: Net::HTTP#connect creates one, as MRI's does.
       class SSLContext
-        DEFAULT_PARAMS = { verify_mode: VERIFY_PEER, verify_hostname: true }.freeze
+        # (options: OP_ALL without OP_DONT_INSERT_EMPTY_FRAGMENTS, with OP_NO_COMPRESSION, as MRI's)
+        DEFAULT_PARAMS = { verify_mode: VERIFY_PEER, verify_hostname: true, options: 0x80020050 }.freeze
         attr_accessor :verify_mode, :verify_hostname, :ca_file, :ca_path, :cert_store, :cert, :key,
                       :ciphers, :min_version, :max_version, :ssl_version, :timeout, :verify_depth,
                       :verify_callback, :extra_chain_cert, :session_cache_mode

@@ -97,6 +97,9 @@ class NodeConn extends Conn {
     }
     return true;
   }
+  shutdown() {
+    if (!this.socket.destroyed) this.socket.end();
+  }
   destroy() {
     this.fd = -1;
     this.socket.destroy();

@@ -136,6 +136,10 @@ class WorkerConn extends Conn {
   resume() {
     if (this.fd < 0) this.io.post({ op: 'resume', id: this.wid });
   }
+  // (after the writes posted before it)
+  shutdown() {
+    this.io.post({ op: 'end', id: this.wid });
+  }
   destroy() {
     this.fd = -1;
     this.io.conns.delete(this.wid);

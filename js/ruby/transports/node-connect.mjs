@@ -38,10 +38,16 @@ const VERIFY_TEXT = {
   CERT_REJECTED: 'certificate rejected',
 };
 
-function sslMessage(e, host, port, name = host) {
+function sslMessage(e, host, port, name = host, address = null) {
   const code = e && e.code;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return `hostname "${name}" does not match the server certificate`;
-  const peer = `peeraddr=${host}:${port}`;
+  // (the address connected to, as MRI's peeraddr=)
+  const peer = `peeraddr=${address || host}:${port}`;
+  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    // OpenSSL checks a name in the handshake (net/http gives it the name,
+    // not an IP address, which post_connection_check checks after)
+    if (isIpAddress(unbracket(name))) return `hostname "${name}" does not match the server certificate`;
+    return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (hostname mismatch)`;
+  }
   if (code && VERIFY_TEXT[code]) {
     return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
   }
@@ -271,8 +277,11 @@ export function connect(spec, done) {
     return fail(`IOError\n${e && e.message}`);
   }
   let tcpUp = !!over;
+  // (the address connected to, for OpenSSL's error texts: gone once the socket is)
+  let remote = over ? over.remoteAddress : null;
   socket.once('connect', () => {
     tcpUp = true;
+    remote = socket.remoteAddress;
   });
   if (timeoutMs != null && timeoutMs >= 0) timer = setTimeout(() => fail(settings && tcpUp ? 'ssltimeout\n' : 'timeout\n'), timeoutMs);
   const onError = (e) => {
@@ -280,11 +289,11 @@ export function connect(spec, done) {
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
       fail(`resolve\n${code}`);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
-      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress))}`);
     } else if (code) {
       fail(`errno\n${code}`);
     } else if (settings) {
-      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host)}`);
+      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress))}`);
     } else {
       fail(`IOError\n${e && e.message}`);
     }

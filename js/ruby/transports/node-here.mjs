@@ -60,6 +60,11 @@ export class HereConn extends Conn {
     return deliverRead(this, readFd(this.fd));
   }
   watch() {}
+  // (shutdown(2) happens when this thread's event loop next turns)
+  shutdown() {
+    this.flush();
+    if (!this.socket.destroyed) this.socket.end();
+  }
   destroy() {
     this.fd = -1;
     this.queue = [];

@@ -152,6 +152,9 @@ port.on('message', (m) => {
       // one read of a direct connection, posted; then reads stop again
       if (socket) readStart(socket);
       break;
+    case 'end':
+      if (socket && !socket.destroyed) socket.end();
+      break;
     case 'pause':
       if (socket) socket.pause();
       break;

@@ -1,0 +1,253 @@
+# frozen_string_literal: true
+#
+# OpenSSL::SSL::SSLSocket over the host's TLS: the handshake is the host's
+# (node:tls over the same connection, as Net::HTTP's HTTPS through a proxy
+# starts it), with the SSLContext's settings; then the socket reads and
+# writes the connection's plain bytes through its TCPSocket.
+
+module OpenSSL
+  module SSL
+    OP_ALL = 0x80000850 unless const_defined?(:OP_ALL)
+    OP_NO_COMPRESSION = 0x20000 unless const_defined?(:OP_NO_COMPRESSION)
+    OP_DONT_INSERT_EMPTY_FRAGMENTS = 0x800 unless const_defined?(:OP_DONT_INSERT_EMPTY_FRAGMENTS)
+    OP_NO_SSLv2 = 0 unless const_defined?(:OP_NO_SSLv2)
+    OP_NO_SSLv3 = 0x2000000 unless const_defined?(:OP_NO_SSLv3)
+    OP_NO_TLSv1 = 0x4000000 unless const_defined?(:OP_NO_TLSv1)
+    OP_NO_TLSv1_1 = 0x10000000 unless const_defined?(:OP_NO_TLSv1_1)
+    OP_NO_TICKET = 0x4000 unless const_defined?(:OP_NO_TICKET)
+    SSL2_VERSION = 0x0002 unless const_defined?(:SSL2_VERSION)
+    SSL3_VERSION = 0x0300 unless const_defined?(:SSL3_VERSION)
+
+    class SSLErrorWaitReadable < SSLError
+      include IO::WaitReadable
+    end
+
+    class SSLErrorWaitWritable < SSLError
+      include IO::WaitWritable
+    end
+
+    class SSLContext
+      attr_accessor :options, :security_level, :servername_cb, :alpn_protocols, :session_id_context,
+                    :renegotiation_cb, :tmp_dh_callback, :client_cert_cb
+
+      def session_cache_mode
+        @session_cache_mode || 2
+      end
+
+      def setup
+        true
+      end
+
+      def freeze
+        self
+      end
+    end
+
+    # Whether hostname names the certificate (its subjectAltName's DNS and
+    # IP entries, else its common name), as OpenSSL::SSL.verify_certificate_identity.
+    def self.__nhw_identity?(cert, hostname)
+      host = hostname.to_s.downcase.delete_prefix('[').delete_suffix(']')
+      san = cert.extensions.find { |e| e.oid == 'subjectAltName' }
+      if san
+        return san.value.split(/,\s*/).any? do |entry|
+          kind, value = entry.split(':', 2)
+          case kind
+          when 'DNS' then __nhw_name_match?(value.to_s.downcase, host)
+          when 'IP Address' then value.to_s.downcase == host
+          else false
+          end
+        end
+      end
+      cn = cert.subject.to_a.find { |name, _, _| name == 'CN' }
+      cn ? __nhw_name_match?(cn[1].downcase, host) : false
+    end
+
+    def self.__nhw_name_match?(pattern, host)
+      return pattern == host unless pattern.start_with?('*.')
+      rest = pattern[2..]
+      i = host.index('.')
+      i && i > 0 && host[(i + 1)..] == rest
+    end
+
+    verify = :verify_certificate_identity
+    define_singleton_method(verify) { |cert, hostname| __nhw_identity?(cert, hostname) } unless respond_to?(verify)
+
+    class SSLSocket
+      attr_reader :io, :context, :hostname
+      attr_accessor :sync_close, :sync
+      alias to_io io
+
+      def initialize(io, context = nil)
+        context ||= SSLContext.new
+        raise TypeError, "wrong argument type #{io.class} (expected BasicSocket)" unless io.is_a?(::BasicSocket)
+        @io = io
+        @context = context
+        @sync_close = false
+        @sync = true
+        @hostname = nil
+        @connected = false
+        @session = nil
+      end
+
+      def hostname=(name)
+        raise ArgumentError, 'hostname= after connect' if @connected
+        @hostname = name
+      end
+
+      # The handshake, verified as the context says (verify_mode,
+      # verify_hostname with hostname=, ca_file, cert_store...).
+      def connect
+        return self if @connected
+        sock = @io.__nhw_socket
+        raise IOError, 'closed stream' if sock.nil? || sock.closed?
+        host, port = @io.instance_variable_get(:@__nhw_peer)
+        begin
+          sock.start_tls(tls_json, @context.timeout)
+        rescue SSLError => e
+          # OpenSSL checked the name given by hostname= in the handshake
+          raise unless e.message.start_with?('hostname "') && e.message.end_with?('" does not match the server certificate')
+          ip = NetHttpWasm.getaddress(host)
+          raise SSLError, "SSL_connect returned=1 errno=0 peeraddr=#{ip.include?(':') ? "[#{ip}]" : ip}:#{port} " \
+            'state=error: certificate verify failed (hostname mismatch)'
+        end
+        @connected = true
+        check_callback if @context.verify_callback
+        self
+      end
+
+      def connect_nonblock(exception: true)
+        connect
+      end
+
+      def accept
+        raise NotImplementedError, 'net-http-wasm: TLS servers are not supported in ruby.wasm'
+      end
+      alias accept_nonblock accept
+
+      def peer_cert
+        @connected ? @io.__nhw_socket.peer_cert : nil
+      end
+
+      def peer_cert_chain
+        return nil unless @connected
+        info = @io.__nhw_socket.peer_verify_info
+        info ? info[1] : [peer_cert].compact
+      end
+
+      def cert
+        @context.cert
+      end
+
+      def post_connection_check(hostname)
+        return true if OpenSSL::SSL.verify_certificate_identity(peer_cert, hostname)
+        raise SSLError, "hostname \"#{hostname}\" does not match the server certificate"
+      end
+
+      def session_reused?
+        @connected && @io.__nhw_socket.session_reused?
+      end
+
+      # Sessions stay with the host's TLS: session= is accepted.
+      attr_accessor :session
+
+      def verify_result
+        OpenSSL::X509::V_OK
+      end
+
+      def state
+        @connected ? 'SSLOK ' : 'before SSL initialization'
+      end
+
+      def pending
+        0
+      end
+
+      def alpn_protocol
+        nil
+      end
+
+      def close
+        # (the TLS connection is the host's over the socket: it ends with it, sync_close or not)
+        @io.close unless @io.closed?
+        nil
+      end
+
+      def closed?
+        @io.closed?
+      end
+
+      def sysclose
+        close
+      end
+
+      def read_nonblock(maxlen, buf = nil, exception: true)
+        r = @io.read_nonblock(maxlen, buf, exception: false)
+        return r unless exception
+        raise SSLErrorWaitReadable, 'read would block' if r == :wait_readable
+        raise EOFError, 'end of file reached' if r.nil?
+        r
+      end
+
+      def write_nonblock(str, exception: true)
+        r = @io.write_nonblock(str, exception: false)
+        raise SSLErrorWaitWritable, 'write would block' if r == :wait_writable && exception
+        r
+      end
+
+      def sysread(maxlen, buf = nil)
+        @io.readpartial(maxlen, buf)
+      end
+
+      def syswrite(str)
+        @io.write(str)
+      end
+
+      def sysread_nonblock(*a, **k)
+        read_nonblock(*a, **k)
+      end
+
+      def syswrite_nonblock(*a, **k)
+        write_nonblock(*a, **k)
+      end
+
+      %i[read readpartial gets readline each_line each readlines getc getbyte readchar readbyte each_byte
+         ungetc eof? eof write << print puts printf wait_readable wait_writable wait flush
+         peeraddr addr local_address remote_address setsockopt getsockopt fileno to_i timeout timeout=].each do |m|
+        define_method(m) do |*a, **k, &b|
+          r = k.empty? ? @io.__send__(m, *a, &b) : @io.__send__(m, *a, **k, &b)
+          r.equal?(@io) ? self : r
+        end
+      end
+
+      def inspect
+        "#<#{self.class}:#{@io.inspect}>"
+      end
+
+      private
+
+      # The context's settings as NetHttpWasm.tls_params reads them from a Net::HTTP.
+      Settings = Struct.new(:verify_mode, :cert_store, :ca_file, :ca_path, :address, :verify_callback,
+                            :verify_hostname, :cert, :key, :min_version, :max_version, :ssl_version, :ciphers)
+
+      def tls_json
+        c = @context
+        host = @hostname || @io.__nhw_socket.instance_variable_get(:@peer_host)
+        s = Settings.new(c.verify_mode || VERIFY_NONE, c.cert_store, c.ca_file, c.ca_path, host, c.verify_callback,
+                         c.verify_hostname && @hostname ? true : false, c.cert, c.key, c.min_version, c.max_version,
+                         c.ssl_version, c.ciphers)
+        h = JSON.parse(NetHttpWasm.tls_params(s))
+        h['verifyHostname'] = false unless s.verify_hostname
+        JSON.generate(h)
+      end
+
+      def check_callback
+        http = Settings.new(@context.verify_mode || VERIFY_NONE, nil, nil, nil, @hostname.to_s, @context.verify_callback,
+                            @context.verify_hostname && @hostname ? true : false)
+        NetHttpWasm.verify_peer(http, @io.__nhw_socket)
+      rescue StandardError
+        @io.close
+        raise
+      end
+    end
+  end
+end
