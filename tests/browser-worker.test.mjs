@@ -11,10 +11,17 @@
 // the chaos server, and the VM working afterwards. On a page's main thread
 // { blocking: true } is a clear error.
 //
+// And Ruby in a page in one tag: ruby.wasm's own <script type="text/ruby">
+// loader (browser.script.iife.js) with Net::HTTP installed as the loader
+// makes its VM (fixtures/browser/script-tag.html, the packages' jsDelivr
+// URLs served from this checkout and node_modules).
+//
 // Needs Debian's `chromium` and playwright-core (skipped without them).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { startWorkerServers } from './fixtures/browser/worker-server.mjs';
 import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from './support/chromium.mjs';
@@ -248,5 +255,38 @@ describe('browser: synchronous Net::HTTP in a Worker (Chromium)', { skip, timeou
       }
     });
     assert.equal(message, 'TypeError: installNetHttp: { blocking: true } in a browser needs a dedicated Worker (synchronous XMLHttpRequest); on a page use the default (fetch(), awaited in vm.evalAsync)');
+  });
+});
+
+describe('browser: <script type="text/ruby"> with ruby.wasm\'s loader and Net::HTTP (Chromium)', { skip, timeout: 300000 }, () => {
+  test('the page of the docs: a Ruby script tag makes a request over fetch()', async () => {
+    const servers = await startWorkerServers();
+    const browser = await launchChromium();
+    try {
+      const { page, logs } = await newLoggedPage(browser);
+      // jsDelivr's URLs of the packages, answered from here
+      const root = fileURLToPath(new URL('../', import.meta.url));
+      const CDN = /^https:\/\/cdn\.jsdelivr\.net\/npm\/(net-http-wasm@[^/]+|@ruby\/4\.0-wasm-wasi@2\.10\.1)\/(.+)$/;
+      const served = [];
+      await page.route('https://cdn.jsdelivr.net/**', (route) => {
+        const m = CDN.exec(route.request().url());
+        if (!m) return route.fulfill({ status: 404, body: 'not here' });
+        served.push(`${m[1]}/${m[2]}`);
+        const path = m[1].startsWith('net-http-wasm') ? `${root}${m[2]}` : `${root}node_modules/@ruby/4.0-wasm-wasi/${m[2]}`;
+        const type = path.endsWith('.wasm') ? 'application/wasm' : 'text/javascript';
+        return route.fulfill({ status: 200, headers: { 'content-type': type, 'access-control-allow-origin': '*' }, body: readFileSync(path) });
+      });
+      await page.goto(`${servers.origin}/tests/fixtures/browser/script-tag.html?api=${servers.api}`);
+      await page.waitForFunction(() => document.getElementById('out').textContent.trim(), null, { timeout: 240000 });
+      assert.equal(await page.textContent('#out'), '200 Net::HTTPOK from a script tag', logs.join('\n'));
+      assert.deepEqual(servers.requests.map((q) => `${q.method} ${q.url}`), ['GET /text?s=from+a+script+tag']);
+      const version = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
+      // the page names this package's version, and the loader took ruby.wasm from there too
+      assert.ok(served.includes(`net-http-wasm@${version}/js/ruby/browser.mjs`), served.join('\n'));
+      assert.ok(served.includes('@ruby/4.0-wasm-wasi@2.10.1/dist/ruby+stdlib.wasm'), served.join('\n'));
+    } finally {
+      await browser.close();
+      await servers.close();
+    }
   });
 });
