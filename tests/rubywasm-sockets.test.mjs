@@ -187,15 +187,98 @@ const SCENARIOS = {
     p go.('other.test') { |c| c.set_params(ca_file: CA, verify_hostname: false) }`,
 };
 
+// TCPServer scenarios; LISTEN is a free port. The first is answered by a
+// native client (a child process that connects once the port listens);
+// the second has its client in the same Ruby: threads natively, fibers
+// under NetHttpWasm::Scheduler in ruby.wasm (which has no threads).
+const SERVER_SCENARIOS = {
+  'a TCPServer in Ruby answering a client': `
+    s = TCPServer.new('127.0.0.1', LISTEN)
+    begin; TCPServer.new('127.0.0.1', LISTEN); rescue => e; p [e.class, e.message.sub(LISTEN.to_s, 'LISTEN')]; end
+    begin; s.accept_nonblock; rescue IO::WaitReadable => e; p [e.class, e.message]; end
+    p s.addr.map { |x| x == LISTEN ? :LISTEN : x }, s.local_address.ip_port == LISTEN, s.listen(5)
+    p IO.select([s], nil, nil, 60).map(&:size)
+    a = s.accept
+    p a.class, a.peeraddr[2], a.addr[1] == LISTEN
+    p a.read
+    a.write 'bye'
+    a.close
+    s.close
+    p s.closed?
+    begin; s.accept; rescue => e; p [e.class, e.message]; end`,
+  'a TCPServer and its client in one Ruby': `
+    run = defined?(NetHttpWasm::Scheduler) ? ->(&b) { NetHttpWasm::Scheduler.run { Fiber.schedule(&b) } } : ->(&b) { b.call }
+    task = defined?(NetHttpWasm::Scheduler) ? ->(&b) { Fiber.schedule(&b) } : ->(&b) { Thread.new(&b) }
+    out = {}
+    run.call do
+      server = TCPServer.new('127.0.0.1', 0)
+      port = server.addr[1]
+      t = task.call do
+        a = server.accept
+        out[:server_got] = a.gets
+        a.write "echo: #{out[:server_got]}"
+        a.close_write
+        out[:server_rest] = a.read
+        a.close
+      end
+      c = TCPSocket.new('127.0.0.1', port)
+      c.puts 'hello'
+      out[:client_got] = c.gets
+      out[:select] = IO.select([c], nil, nil, 5)&.first&.size
+      out[:client_eof] = c.read
+      c.close
+      t.join if t.respond_to?(:join)
+      server.close
+    end
+    p out.sort`,
+};
+
+// A client of the first: connects (retrying for a minute: a VM may take
+// a while to boot on a busy machine), sends, half-closes, reads the answer.
+const CLIENT = `
+require 'socket'
+port = ARGV[0].to_i
+c = nil
+240.times { begin; c = TCPSocket.new('127.0.0.1', port); break; rescue SystemCallError; sleep 0.25; end }
+c.write 'hi from client'
+c.close_write
+print c.read
+`;
+
+function withClient(port) {
+  const child = spawn('ruby', ['-e', CLIENT, String(port)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  return { done: once(child, 'exit').then(() => out), child };
+}
+
+function freePort() {
+  const r = spawnSync('ruby', ['-rsocket', '-e', 's = TCPServer.new("127.0.0.1", 0); print s.addr[1]; s.close'], { encoding: 'utf8' });
+  return Number(r.stdout);
+}
+
 // The Ruby of a scenario, with its inputs.
 function script(body, env) {
-  return `require 'socket'\nrequire 'openssl'\nrequire 'json'\n%i[PORTS FULL CA].each { |c| Object.send(:remove_const, c) if Object.const_defined?(c) }\nPORTS = JSON.parse(${JSON.stringify(env.PORTS)})\nFULL = ${env.FULL}\nCA = ${JSON.stringify(env.CA)}\n${body}\n`;
+  return `require 'socket'\nrequire 'openssl'\nrequire 'json'\n%i[PORTS FULL CA LISTEN].each { |c| Object.send(:remove_const, c) if Object.const_defined?(c) }\nPORTS = JSON.parse(${JSON.stringify(env.PORTS)})\nFULL = ${env.FULL}\nCA = ${JSON.stringify(env.CA)}\nLISTEN = ${env.LISTEN || 0}\n${body}\n`;
 }
 
 function native(code) {
   const r = spawnSync('ruby', ['-e', code], { encoding: 'utf8', timeout: 30000 });
   if (r.status !== 0) throw new Error(`native ruby failed: ${r.stderr}`);
   return r.stdout;
+}
+
+// native() of a code that spawnSync cannot run while its client waits on this event loop
+function nativeAsync(code) {
+  const child = spawn('ruby', ['-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return once(child, 'exit').then(([code]) => {
+    if (code !== 0) throw new Error(`native ruby failed: ${err}`);
+    return out;
+  });
 }
 
 // What the VM prints running code ($stdout captured).
@@ -210,6 +293,7 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
   let certs;
   let env;
   const expected = {};
+  const clientGot = {};
 
   before(async () => {
     certs = makeCerts();
@@ -226,6 +310,12 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
     const [fullPort] = await once(full.stdout, 'data');
     env = { PORTS: JSON.stringify(ports), FULL: Number(String(fullPort)), CA: certs.certPath };
     for (const [name, body] of Object.entries(SCENARIOS)) expected[name] = native(script(body, env));
+    for (const [name, body] of Object.entries(SERVER_SCENARIOS)) {
+      const listen = freePort();
+      const client = withClient(listen);
+      expected[name] = await nativeAsync(script(body, { ...env, LISTEN: listen }));
+      clientGot[name] = await client.done;
+    }
   });
 
   after(() => {
@@ -240,6 +330,8 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
     assert.match(expected['a refused connect'], /Errno::ECONNREFUSED/);
     assert.match(expected['a connect that times out'], /Errno::ETIMEDOUT.*\n.*\ntrue\n$/);
     assert.match(expected['SSLSocket with a good and a bad certificate'], /certificate verify failed \(hostname mismatch\)/);
+    assert.match(expected['a TCPServer in Ruby answering a client'], /"hi from client"/);
+    assert.equal(clientGot['a TCPServer in Ruby answering a client'], 'bye');
   });
 
   for (const version of VERSIONS) {
@@ -254,6 +346,19 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
           test(name, async () => {
             const got = await inVM(box.vm, blocking, script(SCENARIOS[name], env));
             assert.equal(got, expected[name]);
+          });
+        }
+        for (const name of Object.keys(SERVER_SCENARIOS)) {
+          test(name, async () => {
+            const listen = freePort();
+            const client = withClient(listen);
+            try {
+              const got = await inVM(box.vm, blocking, script(SERVER_SCENARIOS[name], { ...env, LISTEN: listen }));
+              assert.equal(got, expected[name]);
+              assert.equal(await client.done, clientGot[name]);
+            } finally {
+              client.child.kill();
+            }
           });
         }
       });

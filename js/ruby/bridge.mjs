@@ -11,6 +11,7 @@
 // NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
 import { keepBody } from '../response.mjs';
 import { Connections } from './connections.mjs';
+import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { Waits, waitFor } from './waits.mjs';
 import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY } from './constants.mjs';
@@ -36,6 +37,7 @@ export class Bridge extends Waits {
     this.connections = new Connections({ profile: this.profile, codec: this.codec });
     this.conns = this.connections.conns; // id → Conn
     this.lastError = '';
+    this.listeners = new Map(); // id → a transport's listener (TCPServer)
     this.droppedHeaders = []; // (the fetch transport: the fields fetch() refused)
     this._u8 = null;
   }
@@ -368,29 +370,84 @@ export class Bridge extends Waits {
     return conn.state();
   }
 
-  // IO.select over sockets (ids: "1,2,3"): 1 when one of them has
-  // something to read (or its end), 0 when timeoutMs passed (a Promise
-  // from a waiting transport).
+  // IO.select over sockets (ids: "1,2,s3": connections, and listeners
+  // with an s): 1 when one of them has something to read, its end, or a
+  // connection to accept; 0 when timeoutMs passed (a Promise from a
+  // waiting transport).
   waitAny(ids, timeoutMs) {
     const conns = [];
     for (const id of String(ids).split(',')) {
-      const c = this.conns.get(Number(id));
+      const c = id.startsWith('s') ? this.listeners.get(Number(id.slice(1))) : this.conns.get(Number(id));
       if (!c) return this.reply(1);
       conns.push(c);
     }
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     if (!this.blocking) return waitForAny(conns, () => conns.some((c) => c.state() !== 0), ms).then((ok) => (ok ? 1 : 0));
-    // the first is waited on; the I/O thread is asked to report the others' data
+    // the first connection is waited on; the I/O thread is asked to report
+    // the others' data (and says when a listener has a connection)
+    const plain = conns.filter((c) => c instanceof Conn);
     const ready = () => {
       let any = false;
       for (const c of conns) {
-        this.transport.pump(c);
+        if (c instanceof Conn) this.transport.pump(c);
         if (c.state() !== 0) any = true;
       }
-      if (!any) for (let i = 1; i < conns.length; i++) if (conns[i].fd >= 0 && conns[i].watch) conns[i].watch();
+      if (!any) for (let i = 1; i < plain.length; i++) if (plain[i].fd >= 0 && plain[i].watch) plain[i].watch();
       return any;
     };
-    return then(this.transport.block(conns[0], ready, ms, true), (ok) => (ok ? 1 : 0));
+    return then(this.transport.block(plain[0] || null, ready, ms, true), (ok) => (ok ? 1 : 0));
+  }
+
+  // TCPServer.new: "id\nfamily\naddress\nport", or "!errno\nCODE" (a
+  // Promise of it from a waiting transport).
+  listen(host, port, backlog) {
+    if (!this.transport.listen) return this.reply('!errno\nEOPNOTSUPP');
+    const spec = { host: String(host), port: Number(port), backlog: Number(backlog) };
+    return then(this.transport.listen(this, spec), (r) => {
+      if (typeof r === 'string') return `!${r}`;
+      // (among the connections too: uninstall closes it with them)
+      const id = this.connections.add(r.listener);
+      this.listeners.set(id, r.listener);
+      return `${id}\n${r.info}`;
+    });
+  }
+
+  // TCPServer#accept: the next connection, waiting up to timeoutMs for one:
+  // "id\nfamily\nlocal address\nlocal port\npeer address\npeer port", ""
+  // when the time passed, or "!IOError\nclosed stream".
+  accept(id, timeoutMs) {
+    const l = this.listeners.get(id);
+    if (!l) return this.reply('!IOError\nclosed stream');
+    const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
+    const take = (ok) => {
+      if (l.closed) return '!IOError\nclosed stream';
+      const r = ok ? this.transport.accept(this, l) : null;
+      if (!r) return '';
+      r.conn.peer = { host: r.info.split('\n')[3], port: Number(r.info.split('\n')[4]) };
+      return `${this.connections.add(r.conn)}\n${r.info}`;
+    };
+    const ready = () => l.state() !== 0;
+    if (this.blocking) return then(this.transport.block(null, () => (this.transport.pump(), ready()), ms, true), take);
+    return waitFor(l, ready, ms, true).then(take);
+  }
+
+  // TCPServer#accept_nonblock: 1 when a connection waits, else 0.
+  acceptable(id) {
+    const l = this.listeners.get(id);
+    if (!l) return 1;
+    if (this.blocking) this.transport.pump();
+    return l.state() !== 0 ? 1 : 0;
+  }
+
+  // TCPServer#close.
+  unlisten(id) {
+    const l = this.listeners.get(id);
+    if (l) {
+      this.listeners.delete(id);
+      this.conns.delete(id);
+      l.close();
+    }
+    return 0;
   }
 
   // BasicSocket#close_write: the peer reads the end of the stream; this end

@@ -601,6 +601,135 @@ class TCPSocket < IPSocket
   end
 end
 
+# A listening socket on the host (node:net); each accepted connection is a
+# TCPSocket over a host connection.
+class TCPServer < TCPSocket
+  def initialize(host = nil, port)
+    host = host.to_str unless host.nil? || String === host
+    port = Addrinfo.__nhw_port(port)
+    @__nhw_server = nil
+    @__nhw_timeout = nil
+    if NetHttpWasm.transport == 'fetch'
+      raise NetHttpWasm.errno(Errno::EACCES, "bind(2) for #{host.to_s.dump} port #{port} " \
+        '(net-http-wasm: a browser cannot listen for connections)')
+    end
+    r = NetHttpWasm.call_wait_or_now('listen', host.to_s, port, ::Socket::SOMAXCONN).to_s
+    if r.start_with?('!')
+      _kind, code = r[1..].split("\n", 2)
+      klass = Errno.const_defined?(code.to_s) ? Errno.const_get(code) : SystemCallError
+      raise NetHttpWasm.errno(klass, "bind(2) for #{host.to_s.dump} port #{port}")
+    end
+    id, family, addr, lport = r.split("\n", 4)
+    @__nhw_server = [id.to_i, family, addr, lport.to_i]
+  end
+
+  def accept
+    loop do
+      s = __nhw_accept(@__nhw_timeout)
+      return s if s
+      raise IO::TimeoutError, 'Blocking operation timed out!' if @__nhw_timeout
+    end
+  end
+
+  def accept_nonblock(exception: true)
+    __nhw_server_open
+    if NetHttpWasm.bridge.call('acceptable', @__nhw_server[0]).to_i.zero?
+      raise IO::EAGAINWaitReadable, 'accept(2) would block' if exception
+      return :wait_readable
+    end
+    __nhw_accept(0)
+  end
+
+  def sysaccept
+    accept.fileno
+  end
+
+  def listen(_backlog)
+    __nhw_server_open
+    0
+  end
+
+  def closed?
+    @__nhw_server.nil? || @__nhw_server[0].nil?
+  end
+
+  def close
+    return nil if closed?
+    NetHttpWasm.bridge.call('unlisten', @__nhw_server[0])
+    @__nhw_server[0] = nil
+    nil
+  end
+
+  def fileno
+    __nhw_server_open
+    @__nhw_server[0] + 4
+  end
+  alias to_i fileno
+
+  def local_address
+    __nhw_server_open
+    Addrinfo.tcp(@__nhw_server[2], @__nhw_server[3])
+  end
+
+  def addr(reverse_lookup = nil)
+    __nhw_server_open
+    _id, family, a, port = @__nhw_server
+    [family, port, a, a]
+  end
+
+  def peeraddr(*)
+    raise Errno::ENOTCONN.new.exception('Transport endpoint is not connected - getpeername(2)')
+  end
+
+  def inspect
+    return "#<#{self.class}:(closed)>" if closed?
+    "#<#{self.class}:fd #{fileno}, #{@__nhw_server[1]}, #{@__nhw_server[2]}, #{@__nhw_server[3]}>"
+  end
+
+  def setsockopt(*)
+    __nhw_server_open
+    0
+  end
+
+  def wait_readable(timeout = nil)
+    __nhw_server_open
+    IO.select([self], nil, nil, timeout) ? self : nil
+  end
+
+  def __nhw_ready?
+    closed? || NetHttpWasm.bridge.call('acceptable', @__nhw_server[0]).to_i == 1
+  end
+
+  def __nhw_id
+    "s#{@__nhw_server[0]}"
+  end
+
+  def __nhw_socket
+    nil
+  end
+
+  %i[read readpartial read_nonblock gets write write_nonblock close_write close_read recv].each do |m|
+    define_method(m) { |*| raise IOError, 'not opened for reading' }
+  end
+
+  private
+
+  def __nhw_server_open
+    raise IOError, 'closed stream' if closed?
+  end
+
+  # The next connection as a TCPSocket, waiting up to timeout seconds (nil: none).
+  def __nhw_accept(timeout)
+    __nhw_server_open
+    r = NetHttpWasm.call_wait('accept', @__nhw_server[0], NetHttpWasm.ms(timeout)).to_s
+    return nil if r.empty?
+    NetHttpWasm.raise_payload(r[1..]) if r.start_with?('!')
+    id, family, laddr, lport, raddr, rport = r.split("\n", 6)
+    sock = NetHttpWasm::Socket.new(NetHttpWasm.bridge, id.to_i, family, laddr, lport.to_i, raddr, rport.to_i)
+    TCPSocket.allocate.__nhw_attach(sock, raddr, rport.to_i)
+  end
+end
+
 class Socket < BasicSocket
   SOCK_STREAM = 1 unless const_defined?(:SOCK_STREAM)
   MSG_PEEK = 2

@@ -7,6 +7,7 @@
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from '../conn.mjs';
+import { listen, acceptedInfo } from './node-listen.mjs';
 import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
@@ -126,6 +127,16 @@ export function nodeAsyncTransport() {
     },
     resolve(host) {
       return new Promise((done) => lookup(host, (err, address) => done(err ? `!${err.code}` : address)));
+    },
+    // TCPServer: { listener, info }, or "errno\nCODE" (a promise of it)
+    listen(bridge, spec) {
+      return new Promise((resolve) => listen(spec, (l, info) => resolve(l ? { listener: l, info } : info)));
+    },
+    // The next connection the listener holds: { conn, info }, or null
+    accept(bridge, listener) {
+      const socket = listener.take();
+      if (!socket) return null;
+      return { conn: new NodeConn(bridge, socket, { host: socket.remoteAddress, port: socket.remotePort }), info: acceptedInfo(socket) };
     },
     close() {},
   };

@@ -158,6 +158,7 @@ class BlockingIO {
     this.opened = new Map(); // id → the I/O thread's answer to 'open'
     this.early = new Map(); // id → events that came with the answer
     this.nextId = 1;
+    this.listeners = new Map(); // id → WorkerListener (TCPServer)
     this.madeHere = 0; // HereConns made since this thread's event loop last turned
     this.deferring = false;
   }
@@ -185,6 +186,11 @@ class BlockingIO {
       const ev = m.message;
       if (ev.t === 'open' || ev.t === 'lookup') {
         this.opened.set(ev.id, ev);
+        continue;
+      }
+      if (ev.t === 'pending') {
+        const l = this.listeners.get(ev.id);
+        if (l) l.count = ev.n;
         continue;
       }
       const c = this.conns.get(ev.id);
@@ -290,6 +296,53 @@ class BlockingIO {
     });
   }
 
+  // An answer of the I/O thread to a message naming id, waited for even
+  // under NetHttpWasm::Scheduler (it comes at once).
+  answer(id) {
+    const deferring = this.deferring;
+    this.deferring = false;
+    try {
+      this.block(null, () => this.opened.has(id), null);
+    } finally {
+      this.deferring = deferring;
+    }
+    const a = this.opened.get(id);
+    this.opened.delete(id);
+    return a;
+  }
+
+  // TCPServer: a socket listening in the I/O thread.
+  listen(bridge, spec) {
+    const id = this.nextId++;
+    this.post({ op: 'listen', id, spec });
+    return then(this.block(null, () => this.opened.has(id), null), () => {
+      const a = this.opened.get(id);
+      this.opened.delete(id);
+      if (!a.ok) return a.info;
+      const l = new WorkerListener(this, id);
+      this.listeners.set(id, l);
+      return { listener: l, info: a.info };
+    });
+  }
+
+  // The next connection listener l holds, as a direct connection: { conn, info } or null.
+  accept(bridge, l) {
+    if (!l.count || l.closed) return null;
+    const id = this.nextId++;
+    l.count--;
+    this.post({ op: 'accept', id, sid: l.wid });
+    const a = this.answer(id);
+    const early = this.early.get(id) || [];
+    this.early.delete(id);
+    if (!a.ok) return null;
+    const fd = a.fd ?? -1;
+    const [, , , host, port] = a.info.split('\n');
+    const conn = new WorkerConn(bridge, this, id, fd, a.lock, fd >= 0 ? pollPolicy({ host, port }) : null);
+    this.conns.set(id, conn);
+    for (const ev of early) deliver(conn, ev);
+    return { conn, info: a.info };
+  }
+
   // IPSocket.getaddress: an address or "!CODE".
   resolve(host) {
     const id = this.nextId++;
@@ -306,6 +359,26 @@ class BlockingIO {
     if (this.worker) return this.worker.terminate();
     this.workerPort.close();
     return Promise.resolve();
+  }
+}
+
+// A TCPServer's socket in the I/O thread: how many connections wait there.
+class WorkerListener {
+  constructor(io, id) {
+    this.io = io;
+    this.wid = id;
+    this.count = 0;
+    this.closed = false;
+  }
+  state() {
+    if (this.closed) return 2;
+    return this.count > 0 ? 1 : 0;
+  }
+  close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.io.listeners.delete(this.wid);
+    this.io.post({ op: 'unlisten', id: this.wid });
   }
 }
 
@@ -326,6 +399,8 @@ export function nodeBlockingTransport() {
     upgrade: (bridge, conn, spec) => get().open(bridge, spec, conn),
     pump: (conn) => io && io.pump(conn),
     resolve: (host) => get().resolve(host),
+    listen: (bridge, spec) => get().listen(bridge, spec),
+    accept: (bridge, l) => get().accept(bridge, l),
     block: (conn, ready, ms, once) => get().block(conn, ready, ms, once),
     blockForRoom: (conn, ready, ms) => get().blockForRoom(conn, ready, ms),
     // fn() with its waits handed back as Pendings (Bridge#deferred)

@@ -12,10 +12,12 @@ import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
 import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
 import { fdOf, resetAtEnd } from './node-fd.mjs';
+import { listen, acceptedInfo } from './node-listen.mjs';
 import { stopStreamReads, guardDestroy, restoreStream, readStop, readStart } from './node-internals.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
+const servers = new Map(); // listener id → Listener (TCPServer)
 
 // Posts an event and wakes the Ruby thread; `wake` false: it is taken at
 // the next pump (ctl[1] says the Ruby thread waits for room to write, so
@@ -151,6 +153,35 @@ port.on('message', (m) => {
     case 'watch':
       // one read of a direct connection, posted; then reads stop again
       if (socket) readStart(socket);
+      break;
+    case 'listen':
+      listen(m.spec, (l, info) => {
+        if (l) {
+          servers.set(m.id, l);
+          // the Ruby thread learns how many connections wait
+          l.onQueue = (n) => post({ t: 'pending', id: m.id, n });
+        }
+        post({ t: 'open', id: m.id, ok: !!l, info });
+      });
+      break;
+    case 'accept': {
+      // the next connection of listener m.sid becomes connection m.id
+      const l = servers.get(m.sid);
+      const s = l && l.take();
+      if (!s) {
+        post({ t: 'open', id: m.id, ok: false, info: 'IOError\nclosed stream' });
+        break;
+      }
+      sockets.set(m.id, s);
+      const fd = fdOf(s);
+      const lock = fd >= 0 ? makeDirect(s) : null;
+      wire(m.id, s);
+      post({ t: 'open', id: m.id, ok: true, info: acceptedInfo(s), fd, lock });
+      break;
+    }
+    case 'unlisten':
+      servers.get(m.id)?.close();
+      servers.delete(m.id);
       break;
     case 'end':
       if (socket && !socket.destroyed) socket.end();
