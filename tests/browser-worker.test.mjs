@@ -4,7 +4,7 @@
 // worker-driver.mjs), each request a synchronous XMLHttpRequest to a local
 // cross-origin server (fixtures/browser/worker-server.mjs, with CORS). Ruby
 // runs with vm.eval, never vm.evalAsync: GET, POST with a binary body, a
-// read timeout, a refused connection, a redirect, a 1 MiB body, requests
+// gzipped body and a HEAD, NetHttpWasm::Scheduler's fibers, a read timeout, a refused connection, a redirect, a 1 MiB body, requests
 // inside Array#map with one refused (many rounds, ruby.wasm 4.0 and 3.4),
 // a Ruby block called by a JS message listener that makes a request, the
 // fetch transport's fault scenarios (tests/browser-faults.test.mjs) against
@@ -93,6 +93,32 @@ describe('browser: synchronous Net::HTTP in a Worker (Chromium)', { skip, timeou
     }, logs.join('\n'));
     // (the POST's binary type asks for a CORS preflight)
     assert.deepEqual(seen().slice(from), ['GET /echo?q=1', 'OPTIONS /echo', 'POST /echo', 'GET /bytes?n=1048576']);
+  });
+
+  test('a gzipped body comes decoded (by the browser), its fields as over fetch(); a HEAD has no body', async () => {
+    const r = await rbJSON(`
+      h = Net::HTTP.new('127.0.0.1', ${new URL(servers.api).port})
+      res = h.get('/gzip?s=' + 'squeezed-' * 100)
+      head = h.head('/text?s=abc')
+      { body: [res.body.bytesize, res.body[0, 9]], enc: res['content-encoding'], len: res['content-length'],
+        head: [head.code, head.body, head['content-type']] }`);
+    assert.deepEqual(r, { body: [900, 'squeezed-'], enc: null, len: null, head: ['200', null, 'text/plain; charset=utf-8'] });
+  });
+
+  test('NetHttpWasm::Scheduler: its fibers\' requests, timers and a Timeout, one request at a time', async () => {
+    const r = await rbJSON(`
+      bodies = []
+      NetHttpWasm::Scheduler.run do
+        3.times { |i| Fiber.schedule { bodies << Net::HTTP.get(URI("${servers.api}/text?s=#{i}")) } }
+        Fiber.schedule do
+          Timeout.timeout(0.05) { sleep 1 }
+        rescue Timeout::Error => e
+          bodies << e.class.name
+        end
+        Fiber.schedule { sleep 0.01; bodies << 'slept' }
+      end
+      bodies.sort`);
+    assert.deepEqual(r, ['0', '1', '2', 'Timeout::Error', 'slept']);
   });
 
   test('a read timeout is Net::ReadTimeout after read_timeout (a GET tried again once), then the object works again', async () => {
