@@ -4,8 +4,9 @@
 // worker-driver.mjs), each request a synchronous XMLHttpRequest to a local
 // cross-origin server (fixtures/browser/worker-server.mjs, with CORS). Ruby
 // runs with vm.eval, never vm.evalAsync: GET, POST with a binary body, a
-// gzipped body and a HEAD, NetHttpWasm::Scheduler's fibers, a read timeout, a refused connection, a redirect, a 1 MiB body, requests
-// inside Array#map with one refused (many rounds, ruby.wasm 4.0 and 3.4),
+// gzipped body and a HEAD, NetHttpWasm::Scheduler's fibers, a read
+// timeout, a refused connection, a redirect, a 1 MiB body, requests inside
+// Array#map with one refused (many rounds, ruby.wasm 4.0 and 3.4),
 // a Ruby block called by a JS message listener that makes a request, the
 // fetch transport's fault scenarios (tests/browser-faults.test.mjs) against
 // the chaos server, and the VM working afterwards. On a page's main thread
