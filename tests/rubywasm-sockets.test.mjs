@@ -21,7 +21,9 @@ const skip = !haveNativeRuby() ? 'native ruby is not installed' : !haveOpenssl()
 // The servers: http (one response per request, kept alive), echo (answers
 // PING with PONG; at the client's half-close, the count of bytes it got),
 // lines (lines in two writes, then the end), tls (HTTP over TLS with the
-// certificate for localhost), silent (accepts, never writes).
+// certificate for localhost), other (TLS, a certificate for other.test),
+// clientCert (TLS, wants a client certificate), silent (accepts, never
+// writes).
 const SERVERS = `
 import net from 'node:net';
 import tls from 'node:tls';
@@ -61,8 +63,12 @@ const servers = {
   }),
   silent: net.createServer((s) => s.on('error', () => {})),
   tls: tls.createServer({ key: readFileSync(process.env.KEY), cert: readFileSync(process.env.CERT) }, httpish),
+  // a certificate for other.test only
+  other: tls.createServer({ key: readFileSync(process.env.OTHER_KEY), cert: readFileSync(process.env.OTHER_CERT) }, httpish),
+  // wants a client certificate (TLS 1.3: the client learns it when it reads)
+  clientCert: tls.createServer({ key: readFileSync(process.env.KEY), cert: readFileSync(process.env.CERT), requestCert: true, rejectUnauthorized: true, ca: [readFileSync(process.env.CERT)] }, httpish),
 };
-servers.tls.on('tlsClientError', () => {});
+for (const name of ['tls', 'other', 'clientCert']) servers[name].on('tlsClientError', () => {});
 const ports = {};
 for (const [name, s] of Object.entries(servers)) {
   await new Promise((r) => s.listen(0, '127.0.0.1', r));
@@ -184,7 +190,27 @@ const SCENARIOS = {
     p go.(nil) { |c| c.verify_mode = OpenSSL::SSL::VERIFY_PEER }
     p go.('localhost') { |c| c.set_params(ca_file: CA) }
     p go.('other.test') { |c| c.set_params(ca_file: CA) }
-    p go.('other.test') { |c| c.set_params(ca_file: CA, verify_hostname: false) }`,
+    p go.('other.test') { |c| c.set_params(ca_file: CA, verify_hostname: false) }
+    tcp = TCPSocket.new('127.0.0.1', PORTS['clientCert'])
+    ssl = OpenSSL::SSL::SSLSocket.new(tcp)
+    ssl.connect
+    begin
+      ssl.write "GET / HTTP/1.0\r\n\r\n"
+      ssl.read
+    rescue OpenSSL::SSL::SSLError => e
+      p [e.class, e.message]
+    end`,
+  'Net::HTTP: a hostname mismatch on a name, a client certificate wanted': `
+    begin
+      Net::HTTP.start('localhost', PORTS['other'], use_ssl: true, ca_file: CA.sub('server.pem', 'other.pem')) { |h| h.get('/') }
+    rescue OpenSSL::SSL::SSLError => e
+      p [e.class, e.message.sub(/:\d+ state/, ':PORT state')]
+    end
+    begin
+      Net::HTTP.start('127.0.0.1', PORTS['clientCert'], use_ssl: true, verify_mode: OpenSSL::SSL::VERIFY_NONE) { |h| h.get('/') }
+    rescue OpenSSL::SSL::SSLError => e
+      p [e.class, e.message]
+    end`,
 };
 
 // TCPServer scenarios; LISTEN is a free port. The first is answered by a
@@ -259,7 +285,7 @@ function freePort() {
 
 // The Ruby of a scenario, with its inputs.
 function script(body, env) {
-  return `require 'socket'\nrequire 'openssl'\nrequire 'json'\n%i[PORTS FULL CA LISTEN].each { |c| Object.send(:remove_const, c) if Object.const_defined?(c) }\nPORTS = JSON.parse(${JSON.stringify(env.PORTS)})\nFULL = ${env.FULL}\nCA = ${JSON.stringify(env.CA)}\nLISTEN = ${env.LISTEN || 0}\n${body}\n`;
+  return `require 'socket'\nrequire 'openssl'\nrequire 'json'\nrequire 'net/http'\n%i[PORTS FULL CA LISTEN].each { |c| Object.send(:remove_const, c) if Object.const_defined?(c) }\nPORTS = JSON.parse(${JSON.stringify(env.PORTS)})\nFULL = ${env.FULL}\nCA = ${JSON.stringify(env.CA)}\nLISTEN = ${env.LISTEN || 0}\n${body}\n`;
 }
 
 function native(code) {
@@ -298,7 +324,7 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
   before(async () => {
     certs = makeCerts();
     servers = spawn(process.execPath, ['--input-type=module', '-e', SERVERS], {
-      env: { ...process.env, KEY: `${certs.dir}/server.key`, CERT: certs.certPath },
+      env: { ...process.env, KEY: `${certs.dir}/server.key`, CERT: certs.certPath, OTHER_KEY: `${certs.dir}/other.key`, OTHER_CERT: certs.otherCertPath },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const [line] = await once(servers.stdout, 'data');
@@ -417,7 +443,7 @@ describe('pure-Ruby clients over TCPSocket in ruby.wasm, compared with native MR
   before(async () => {
     certs = makeCerts();
     servers = spawn(process.execPath, ['--input-type=module', '-e', SERVERS], {
-      env: { ...process.env, KEY: `${certs.dir}/server.key`, CERT: certs.certPath },
+      env: { ...process.env, KEY: `${certs.dir}/server.key`, CERT: certs.certPath, OTHER_KEY: `${certs.dir}/other.key`, OTHER_CERT: certs.otherCertPath },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const [line] = await once(servers.stdout, 'data');

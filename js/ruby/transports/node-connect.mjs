@@ -21,7 +21,12 @@ export const WRITE_PIECE = 64 * 1024;
 /** [Ruby class, message] for an error on an open socket. */
 export function socketError(e) {
   const code = errnoOf(e);
-  return code ? [`Errno::${code}`, ''] : ['IOError', e && e.message ? e.message : String(e)];
+  if (code) return [`Errno::${code}`, ''];
+  // TLS after the handshake (an alert: the server wanted a client
+  // certificate...): what MRI's SSLSocket#sysread raises
+  const reason = e && typeof e.code === 'string' && e.code.startsWith('ERR_SSL_') ? e.reason || String(e.message).split(':')[5] : null;
+  if (reason) return ['OpenSSL::SSL::SSLError', `SSL_read: ${mriReason(reason)}`];
+  return ['IOError', e && e.message ? e.message : String(e)];
 }
 
 // OpenSSL's wording for what Node reports while verifying a certificate.
