@@ -88,12 +88,21 @@ export function installNetHttp(vm, options = {}) {
  *            createRubyVM starts Ruby otherwise); true: leave V8's flags
  *            alone. Default: false on Node 20 and 22; true on Node 24 and
  *            later, Bun and Deno.
+ *   tierUp   true (default): V8 compiles ruby.wasm's hot functions again
+ *            with its optimizing compiler, in background threads; false:
+ *            baseline code only (--liftoff-only for the whole process, set
+ *            before createRubyVM compiles the module; Node only): on a busy
+ *            machine a fresh VM boots and reaches its steady request rate
+ *            much sooner (benchmarks/rubywasm-boot.mjs), CPU-heavy Ruby
+ *            code runs slower.
  * Returns { vm, handle, tmp, dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
+  if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
+  if (!tierUp && !process.versions.bun && !process.versions.deno) (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
   const { RubyVM } = await import(pathToFileURL(installed(require, '@ruby/wasm-wasi', '@ruby/wasm-wasi')).href);

@@ -1,6 +1,8 @@
-// createRubyVM's rubygems option: 'lazy' (the default) loads rubygems when a
-// program first needs it, and then behaves as `rubygems: true` does;
-// installNetHttp's and createRubyVM's malloc reserve.
+// What a fresh VM does at boot: createRubyVM's rubygems option ('lazy', the
+// default, loads rubygems when a program first needs it, and then behaves as
+// `rubygems: true` does), installNetHttp's and createRubyVM's malloc
+// reserve, and createRubyVM's tierUp: false (last: it sets a V8 flag for
+// the whole process).
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRubyVM, installNetHttp } from '../js/ruby/node.mjs';
@@ -95,4 +97,20 @@ test("the malloc reserve: createRubyVM's boot and installNetHttp on a VM made by
     await handle.uninstall();
   }
   assert.throws(() => installNetHttp(vm2, { reserve: -1 }), { message: 'installNetHttp: reserve must be a number of bytes from 0 to 1073741824, not -1' });
+});
+
+test('tierUp: false: a VM of baseline code only makes requests as any other; a bad value is an error', async () => {
+  await assert.rejects(createRubyVM({ tierUp: 'no' }), { message: 'createRubyVM: tierUp must be true or false, not no' });
+  const http = await import('node:http');
+  const server = http.createServer((req, res) => res.end(`hello ${req.url}`));
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  // (the waiting transport: the server runs in this thread)
+  const { vm, dispose } = await createRubyVM({ tierUp: false });
+  try {
+    const got = (await vm.evalAsync(`Net::HTTP.get(URI('http://127.0.0.1:${server.address().port}/x'))`)).toString();
+    assert.equal(got, 'hello /x');
+  } finally {
+    await dispose();
+    server.close();
+  }
 });
