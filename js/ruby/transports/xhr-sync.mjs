@@ -36,7 +36,6 @@ class XhrConn extends Conn {
     this.openMs = openMs; // Net::HTTP's open_timeout (ms), or null
     this.pending = [];
     this.sent = false; // this connection's one request went out
-    this.timedOutXhr = false;
   }
 
   write(bytes) {
@@ -70,10 +69,8 @@ class XhrConn extends Conn {
     try {
       xhr.send(requestBody(req));
     } catch (e) {
-      if (e && e.name === 'TimeoutError') {
-        this.timedOutXhr = true;
-        return false;
-      }
+      // (its later waits time out at once: nothing more comes)
+      if (e && e.name === 'TimeoutError') return false;
       this.onError('NetHttpWasm::FetchError', fetchFailed(e));
       return true;
     }
