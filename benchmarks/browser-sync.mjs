@@ -6,14 +6,16 @@
 //
 //   xhr        a bare synchronous XMLHttpRequest (responseType arraybuffer)
 //   fetch      a bare fetch() and its body, awaited
-//   get        Net::HTTP.get(URI(url)) in vm.eval (a new Net::HTTP each time)
-//   start      Net::HTTP.start(host, port) { |h| n.times { h.get(path) } }
+//   get        Net::HTTP.get(uri) in vm.eval (a new Net::HTTP each time)
+//   start      http.get(path) in vm.eval, http a started Net::HTTP kept
 //
-// Each client is warmed up first (--warmup requests; ruby.wasm's first few
-// hundred requests are slower), then --passes passes, each running the
-// clients one after the other (in a new order each pass) for --n requests:
-// per request, the median of the passes with min and max, and the ratios of
-// the medians. The server is in this process (Node), the browser in others.
+// The clients take turns, request by request (a round: one request of
+// each, in an order that changes each pass), so that a machine busy with
+// other work slows them alike. --warmup rounds first (ruby.wasm's first few
+// hundred requests are slower), then --passes passes of --n rounds: a pass
+// gives each client's median time per request; printed: the median of the
+// passes with min and max, and the ratios of the medians. The server is in
+// this process (Node), the browser in others.
 //
 //   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
 import { writeFileSync } from 'node:fs';
@@ -47,49 +49,57 @@ try {
     const { startSyncWorker } = await import('/tests/fixtures/browser/worker-driver.mjs');
     window.w = await startSyncWorker(ruby);
   }, ruby);
-  // each client: JavaScript run in the Worker, timing `count` requests (ms in all)
+  // each client: JavaScript run in the Worker for one request (awaited when it is a promise)
   const clients = {
-    xhr: (count) => `
-      const t = performance.now();
-      for (let i = 0; i < ${count}; i++) {
-        const x = new XMLHttpRequest();
-        x.open('GET', ${JSON.stringify(url)}, false);
-        x.responseType = 'arraybuffer';
-        x.send();
-        if (x.response.byteLength !== 2) throw new Error('short body');
-      }
-      return performance.now() - t;`,
-    fetch: (count) => `
-      const t = performance.now();
-      for (let i = 0; i < ${count}; i++) {
-        const r = await fetch(${JSON.stringify(url)}, { cache: 'no-store' });
-        if ((await r.arrayBuffer()).byteLength !== 2) throw new Error('short body');
-      }
-      return performance.now() - t;`,
-    get: (count) => `
-      const t = performance.now();
-      const v = self.rubyVM.eval("u = URI('${url}'); ${count}.times.count { Net::HTTP.get(u) == 'ok' }").toString();
-      if (v !== '${count}') throw new Error('a request failed: ' + v);
-      return performance.now() - t;`,
-    start: (count) => `
-      const t = performance.now();
-      const v = self.rubyVM.eval("Net::HTTP.start('127.0.0.1', ${port}) { |h| ${count}.times.count { h.get('/text?s=ok').body == 'ok' } }").toString();
-      if (v !== '${count}') throw new Error('a request failed: ' + v);
-      return performance.now() - t;`,
+    xhr: `() => {
+      const x = new XMLHttpRequest();
+      x.open('GET', ${JSON.stringify(url)}, false);
+      x.responseType = 'arraybuffer';
+      x.send();
+      if (x.response.byteLength !== 2) throw new Error('xhr: short body');
+    }`,
+    fetch: `async () => {
+      const r = await fetch(${JSON.stringify(url)}, { cache: 'no-store' });
+      if ((await r.arrayBuffer()).byteLength !== 2) throw new Error('fetch: short body');
+    }`,
+    get: `() => {
+      if (self.rubyVM.eval("Net::HTTP.get($bench_uri)").toString() !== 'ok') throw new Error('get: wrong body');
+    }`,
+    start: `() => {
+      if (self.rubyVM.eval("$bench_http.get('/text?s=ok').body").toString() !== 'ok') throw new Error('start: wrong body');
+    }`,
   };
   const names = Object.keys(clients);
-  const timeIn = async (name, count) => {
+  // `count` rounds, each a request of every client (in `order`): the median
+  // ms per request of each
+  const round = (count, order) => `
+    self.rubyVM.eval("$bench_uri = URI('${url}'); $bench_http ||= Net::HTTP.start('127.0.0.1', ${port}); nil");
+    const fns = { ${names.map((k) => `${k}: ${clients[k]}`).join(',\n')} };
+    const order = ${JSON.stringify(order)};
+    const times = Object.fromEntries(order.map((k) => [k, []]));
+    for (let i = 0; i < ${count}; i++) {
+      for (const k of order) {
+        const t = performance.now();
+        const v = fns[k]();
+        if (v && v.then) await v;
+        times[k].push(performance.now() - t);
+      }
+    }
+    const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+    return Object.fromEntries(order.map((k) => [k, med(times[k])]));`;
+  const run = async (count, order) => {
     try {
-      return await page.evaluate((js) => window.w.js(js), clients[name](count));
+      return await page.evaluate((js) => window.w.js(js), round(count, order));
     } catch (e) {
-      throw new Error(`${name}: ${e.message}\n${logs.join('\n')}`);
+      throw new Error(`${e.message}\n${logs.join('\n')}`);
     }
   };
-  for (const name of names) if (warmup) await timeIn(name, warmup);
+  if (warmup) await run(warmup, names);
   const per = Object.fromEntries(names.map((k) => [k, []]));
   for (let p = 0; p < passes; p++) {
     const order = names.map((_, i) => names[(i + p) % names.length]);
-    for (const name of order) per[name].push((await timeIn(name, n)) / n);
+    const got = await run(n, order);
+    for (const k of names) per[k].push(got[k]);
   }
   const median = (a) => {
     const s = [...a].sort((x, y) => x - y);
@@ -97,7 +107,7 @@ try {
   };
   const rows = names.map((name) => ({ client: name, median: median(per[name]), min: Math.min(...per[name]), max: Math.max(...per[name]) }));
   const by = Object.fromEntries(rows.map((r) => [r.client, r.median]));
-  console.log(`ruby.wasm ${ruby} in a Worker, headless Chromium; ${passes} passes of ${n} GETs each (after ${warmup} per client); ms per request`);
+  console.log(`ruby.wasm ${ruby} in a Worker, headless Chromium; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
   console.log('client   median     min     max   ×xhr  ×fetch');
   for (const r of rows) {
     console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.xhr).toFixed(2).padStart(6)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
