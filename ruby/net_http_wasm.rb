@@ -93,6 +93,8 @@ module NetHttpWasm
       @loop = JS.promise_scheduler.instance_variable_get(:@loop)
       @waiters = {}
       @token = 0
+      # every wait of a waiting transport's lets the host run (sleep, Queue#pop...)
+      Fiber.set_scheduler(Scheduler.new) unless @blocking || Fiber.scheduler
       true
     end
 
@@ -128,7 +130,7 @@ module NetHttpWasm
     def call_wait(name, *args)
       if @blocking
         s = Fiber.scheduler
-        return @bridge.call(name, *args) unless s.is_a?(Scheduler)
+        return @bridge.call(name, *args) unless s.is_a?(Scheduler) && s.busy?
         s.deferred(name, args)
       else
         await(@bridge.call(name, *args))
@@ -140,7 +142,8 @@ module NetHttpWasm
     def call_wait_or_now(name, *args)
       return call_wait(name, *args) if @blocking
       # where Ruby cannot wait (vm.eval), it says so before anything starts
-      if !Fiber.scheduler.is_a?(Scheduler) && (@loop.nil? || Fiber.current.equal?(@loop))
+      s = Fiber.scheduler
+      if !(s.is_a?(Scheduler) && s.busy?) && (@loop.nil? || Fiber.current.equal?(@loop))
         await(JS.global[:Promise].call(:resolve))
       end
       r = @bridge.call(name, *args)
@@ -154,7 +157,7 @@ module NetHttpWasm
     # come back. Returns the value as a String.
     def await(promise)
       s = Fiber.scheduler
-      return s.await_promise(promise) if s.is_a?(Scheduler)
+      return s.await_promise(promise) if s.is_a?(Scheduler) && s.busy?
       await_host(promise)
     end
 
@@ -165,7 +168,20 @@ module NetHttpWasm
       token = (@token += 1).to_s
       @waiters[token] = Fiber.current
       @bridge.call('park', promise, token)
-      loop.transfer
+      begin
+        loop.transfer
+      rescue FiberError
+        # (vm.eval: the fiber that runs it resumed this one, and is not
+        # waiting to be transferred to)
+        @waiters.delete(token)
+        raise
+      end
+    end
+
+    # Whether this fiber can wait for a promise of the host's (a waiting
+    # transport, inside vm.evalAsync).
+    def can_await_host?
+      !@blocking && !@loop.nil? && !Fiber.current.equal?(@loop)
     end
 
     # IPSocket.getaddress: the host resolves the name (an IP address is

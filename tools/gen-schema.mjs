@@ -145,6 +145,7 @@ const RUBY = [
   'net_http_wasm/buffered_io.rb',
   'net_http_wasm/patches.rb',
   'net_http_wasm/scheduler.rb',
+  'net_http_wasm/thread.rb',
 ];
 const rubyText = (f) => (f === 'net_http_wasm/constants.rb' ? rb : readFileSync(new URL(`ruby/${f}`, root), 'utf8'));
 const source =

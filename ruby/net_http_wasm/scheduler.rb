@@ -20,6 +20,9 @@
 
 module NetHttpWasm
   class Scheduler
+    # Kernel#sleep as Ruby has it (thread.rb changes it for threads).
+    SLEEP = Kernel.instance_method(:sleep)
+
     # Sets a new scheduler for the block and runs every fiber it schedules
     # to completion before returning (as Fiber.set_scheduler(nil) does).
     def self.run
@@ -40,11 +43,25 @@ module NetHttpWasm
       @timers = [] # [deadline, seq, fiber, action], kept sorted
       @results = {} # token => value, for waits of fibers not made here
       @seq = 0
+      @waiting = {}.compare_by_identity # fiber => the number of the wait it is in
+      @interrupts = {}.compare_by_identity # fiber (or :main) => proc run where it waits
+      @host_at = now # when the host last ran
+    end
+
+    # Whether a fiber of this scheduler's is alive or a timer is set: then
+    # waits of the other fibers go through here, so that those run meanwhile.
+    def busy?
+      !@fibers.empty? || !@timers.empty?
     end
 
     # Whether fiber was made by this scheduler (it yields to wait).
     def owns?(fiber)
       @fibers.key?(fiber)
+    end
+
+    # Whether fiber (one of this scheduler's) waits.
+    def waiting?(fiber)
+      @waiting.key?(fiber)
     end
 
     # Fiber.schedule { }: a non-blocking fiber, run at once until it waits.
@@ -54,9 +71,59 @@ module NetHttpWasm
       ensure
         @fibers.delete(Fiber.current)
       end
-      @fibers[f] = true
+      add(f)
       f.resume
+      collect_again
       f
+    end
+
+    # A non-blocking fiber (with that fiber storage) that starts when the
+    # fiber that runs the scheduler next waits, as a new thread does.
+    def spawn(storage, &block)
+      f = Fiber.new(blocking: false, storage: storage) do
+        block.call
+      ensure
+        @fibers.delete(Fiber.current)
+      end
+      add(f)
+      @ready << [f, nil, nil]
+      f
+    end
+
+    # Resumes fiber with value if it waits here (its wait ends).
+    def wake(fiber, value)
+      n = @waiting[fiber]
+      @ready << [fiber, value, n] if n
+      nil
+    end
+
+    # Makes fiber run action (a proc: it raises or throws) where it waits
+    # or, not made here, where the fiber that runs the scheduler next waits
+    # (fiber: :main).
+    def interrupt(fiber, action)
+      @interrupts[fiber] = action
+      wake(fiber, :interrupt) unless fiber == :main
+      nil
+    end
+
+    # Thread.pass: the other fibers run first.
+    def pass
+      f = Fiber.current
+      if owns?(f)
+        n = (@seq += 1)
+        @ready << [f, :pass, n]
+        suspend(n)
+      else
+        run_once(now)
+      end
+      nil
+    end
+
+    # One turn (Thread#join, ConditionVariable#wait... in a fiber not made
+    # here): resumes what is ready, or waits for something, at most until
+    # deadline.
+    def poll(deadline = nil)
+      run_once(deadline)
     end
 
     # A promise of the bridge's (NetHttpWasm.await): the value it settles
@@ -81,7 +148,7 @@ module NetHttpWasm
       if owns?(Fiber.current)
         timer = duration && add_timer(duration, Fiber.current, :wake)
         begin
-          Fiber.yield
+          suspend
         ensure
           cancel(timer)
         end
@@ -100,7 +167,7 @@ module NetHttpWasm
       if owns?(Fiber.current)
         timer = timeout && add_timer(timeout, Fiber.current, :timeout)
         begin
-          Fiber.yield != :timeout
+          suspend != :timeout
         ensure
           cancel(timer)
         end
@@ -114,7 +181,7 @@ module NetHttpWasm
 
     def unblock(_blocker, fiber)
       if owns?(fiber)
-        @ready << [fiber, :unblock]
+        wake(fiber, :unblock)
       else
         @unblocked = true
       end
@@ -154,6 +221,15 @@ module NetHttpWasm
       events
     end
 
+    # IO.select: with no IO to watch, a sleep (the other fibers run);
+    # else as without a scheduler.
+    def io_select(readables, writables, exceptables, timeout)
+      return Fiber.blocking { IO.select(readables, writables, exceptables, timeout) } unless [readables, writables, exceptables].all? { |a| a.nil? || a.empty? }
+
+      kernel_sleep(timeout)
+      nil
+    end
+
     # Ruby 4.0: interrupts a fiber waiting on an IO that is being closed.
     def fiber_interrupt(fiber, exception)
       fiber.raise(exception) if fiber.alive? && !fiber.equal?(Fiber.current)
@@ -186,6 +262,64 @@ module NetHttpWasm
       @timers.delete(timer) if timer
     end
 
+    # The garbage collector is off while fibers of this scheduler's are
+    # alive: in ruby.wasm a fiber that waits keeps what its C frames hold
+    # (the Array that Array#map is filling, in `threads.map(&:value)`)
+    # where the collector does not look, and another fiber's allocations
+    # would have it freed. It is on again once they have all ended, from
+    # the fiber that runs the scheduler (not a waiting one).
+    def add(fiber)
+      @gc_off = !GC.disable if @fibers.empty?
+      @fibers[fiber] = true
+    end
+
+    def collect_again
+      return unless @fibers.empty? && @gc_off
+
+      @gc_off = false
+      GC.enable
+    end
+
+    # Yields (the current fiber is one of this scheduler's) until woken;
+    # the value it is woken with. An interrupt (Thread#raise, #kill) is
+    # run here.
+    def suspend(n = (@seq += 1))
+      f = Fiber.current
+      @waiting[f] = n
+      begin
+        value = Fiber.yield
+      ensure
+        @waiting.delete(f)
+      end
+      action = @interrupts.delete(f)
+      action&.call
+      value
+    end
+
+    # Waits for the host until something settles or ms pass (ms < 0: no
+    # limit). Where the host cannot run (vm.eval with a waiting
+    # transport), only a timer can end the wait: the thread sleeps.
+    def wait_host(ms)
+      if NetHttpWasm.blocking?
+        @bridge.call('idle', ms)
+      else
+        begin
+          raise FiberError unless NetHttpWasm.can_await_host?
+          NetHttpWasm.await_host(@bridge.call('whenSettled', ms))
+        rescue FiberError
+          # the fibers that wait for the network are told so; with none, a
+          # wait for a timer sleeps
+          e = FiberError.new('net-http-wasm: a wait for the network needs vm.evalAsync (or a blocking transport)')
+          waiters = @results.values.grep(Fiber)
+          raise e if waiters.size < @results.size || (waiters.empty? && ms.negative?)
+
+          waiters.each { |f| interrupt(f, -> { raise e }) }
+          Fiber.blocking { SLEEP.bind_call(self, ms / 1000.0) } if waiters.empty?
+        end
+      end
+      @host_at = now
+    end
+
     # The value noted for token, the current fiber yielding (a fiber of
     # this scheduler's) or running the others until then. A blocking
     # transport's wait given up (an exception in the fiber) is dropped
@@ -195,7 +329,7 @@ module NetHttpWasm
       if owns?(Fiber.current)
         @results[token] = Fiber.current
         begin
-          value = Fiber.yield
+          value = suspend
         ensure
           @results.delete(token)
           @bridge.call('forget', token) if forget && value.nil?
@@ -220,24 +354,27 @@ module NetHttpWasm
       if @ready.empty?
         wake = @timers.empty? ? deadline : [@timers[0][0], deadline].compact.min
         raise FiberError, 'net-http-wasm: every fiber is waiting and nothing can wake them (deadlock)' if wake.nil? && @results.empty?
-        ms = wake ? [((wake - now) * 1000).ceil, 0].max : -1
-        if NetHttpWasm.blocking?
-          @bridge.call('idle', ms)
-        else
-          NetHttpWasm.await_host(@bridge.call('whenSettled', ms))
-        end
+        wait_host(wake ? [((wake - now) * 1000).ceil, 0].max : -1)
         fire_timers
+        take_settled
+      elsif now - @host_at > 0.01
+        # fibers that keep passing to each other let the host run too
+        wait_host(0)
         take_settled
       end
       ready = @ready
       @ready = []
-      ready.each do |fiber, value|
+      ready.each do |fiber, value, n|
         if fiber.is_a?(Integer)
           @results[fiber] = value if @results.key?(fiber)
-        elsif fiber.alive?
+        elsif fiber.alive? && (n.nil? || @waiting[fiber] == n)
+          # (n: the wait it was woken from; a second wake of that wait is dropped)
           fiber.resume(value)
         end
       end
+      collect_again
+      action = @interrupts.delete(:main)
+      action&.call
     end
 
     def fire_timers
@@ -249,7 +386,7 @@ module NetHttpWasm
           raise action if fiber.equal?(Fiber.current)
           fiber.raise(action) if fiber.alive?
         else
-          @ready << [fiber, action]
+          wake(fiber, action)
         end
       end
     end
@@ -263,7 +400,7 @@ module NetHttpWasm
         token = token.to_i
         waiter = @results[token]
         if waiter.is_a?(Fiber)
-          @ready << [waiter, value]
+          wake(waiter, value)
         elsif @results.key?(token)
           @ready << [token, value]
         end
