@@ -55,13 +55,16 @@ export interface InstallOptions {
    */
   transport?: 'node' | 'fetch' | ((options: ConnectOptions) => Promise<NetHttpStream>);
   /**
-   * Node.js, transport 'node': Net::HTTP blocks this JS thread while it
-   * waits, as it blocks a Ruby thread natively (the sockets live in an I/O
-   * worker thread; this thread sleeps in Atomics.wait). The fastest, and
-   * Net::HTTP then works from `vm.eval` and inside any block; a server in
-   * this same thread cannot answer it (run the VM in a worker thread, or the
-   * server elsewhere). Default false: waits are promises awaited with a fiber
-   * switch inside `vm.evalAsync`, and the event loop runs meanwhile.
+   * Net::HTTP blocks this JS thread while it waits, as it blocks a Ruby
+   * thread natively, and then works from `vm.eval` and inside any block.
+   * Node.js (transport 'node'): the sockets live in an I/O worker thread and
+   * this thread sleeps in Atomics.wait; the fastest; a server in this same
+   * thread cannot answer it (run the VM in a worker thread, or the server
+   * elsewhere). A browser's dedicated Worker: each request is a synchronous
+   * XMLHttpRequest (the body arrives whole; read_timeout bounds the whole
+   * exchange); a page's main thread refuses it. Default false: waits are
+   * promises awaited with a fiber switch inside `vm.evalAsync`, and the
+   * event loop runs meanwhile.
    */
   blocking?: boolean;
   /**
@@ -101,7 +104,7 @@ export interface InstallHandle {
 /**
  * Makes `require 'net/http'` work in a ruby.wasm VM: Net::HTTP gets its
  * connections from the host and this package's codec does the byte work.
- * With `{ blocking: true }` (Node) Net::HTTP waits as it does natively and
+ * With `{ blocking: true }` (Node, or a browser's Worker) Net::HTTP waits as it does natively and
  * runs from `vm.eval`. Otherwise it waits by awaiting promises: run it with
  * `vm.evalAsync(...)` (or `RbValue#callAsync`), and do not make requests
  * inside blocks of C-implemented iterators (Array#map, Hash#each, ...): in
