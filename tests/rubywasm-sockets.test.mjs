@@ -476,3 +476,27 @@ describe('pure-Ruby clients over TCPSocket in ruby.wasm, compared with native MR
     }
   }
 });
+
+// In a browser (the fetch transport) there are no raw sockets: the error says so.
+describe('sockets over the fetch transport', { timeout: 240000 }, () => {
+  let box;
+  before(async () => {
+    box = await createRubyVM({ ruby: '4.0', transport: 'fetch' });
+  });
+  after(() => box && box.dispose());
+  test('TCPSocket.new and TCPServer.new raise, naming the reason', async () => {
+    const got = await inVM(box.vm, false, `
+      require 'socket'
+      [-> { TCPSocket.new('127.0.0.1', 80) }, -> { Socket.tcp('127.0.0.1', 80) }, -> { TCPServer.new('127.0.0.1', 0) }].each do |f|
+        f.call
+      rescue SystemCallError => e
+        p [e.class, e.message]
+      end`);
+    assert.equal(got, [
+      '[Errno::EHOSTUNREACH, "No route to host - connect(2) for \\"127.0.0.1\\" port 80 (net-http-wasm: a browser has no raw sockets; use Net::HTTP, which goes through fetch())"]',
+      '[Errno::EHOSTUNREACH, "No route to host - connect(2) for \\"127.0.0.1\\" port 80 (net-http-wasm: a browser has no raw sockets; use Net::HTTP, which goes through fetch())"]',
+      '[Errno::EACCES, "Permission denied - bind(2) for \\"127.0.0.1\\" port 0 (net-http-wasm: a browser cannot listen for connections)"]',
+      '',
+    ].join('\n'));
+  });
+});
