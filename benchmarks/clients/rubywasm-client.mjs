@@ -2,7 +2,7 @@
 //   node --no-incremental-marking benchmarks/clients/rubywasm-client.mjs NAME
 // NAME: a Ruby client of clients.rb, net-http-nocodec (net-http with
 // installNetHttp's { codec: false }) or net-http-blocking (net-http with
-// { blocking: true }: a run's lanes then go one after another). The VM is booted once, at setup, and
+// { blocking: true }). The VM is booted once, at setup, and
 // serves every pass.
 //
 // The VM is set up as a user would: Net::HTTP from net-http-wasm/ruby (TLS
@@ -10,7 +10,8 @@
 // installed gems' lib folders on $LOAD_PATH, and a writable /tmp (open-uri
 // keeps bodies over 10 kB in a Tempfile). node:wasi cannot make a preopened
 // folder read-only, so the VM gets a copy of the gems' folders, not the
-// system's own. A run's lanes are concurrent vm.evalAsync calls.
+// system's own. A run's lanes are threads of one Ruby program, as in
+// mri-client.rb (net-http-wasm's Thread, on its fiber scheduler).
 import { readFileSync, existsSync, readdirSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -91,7 +92,10 @@ serve({
   async run(mode, counts, expect) {
     const total = counts.reduce((a, b) => a + b, 0);
     vm.eval(`ClientBench.start_run(${expect.len}, ${JSON.stringify(expect.sha256)})`);
-    const lanes = await Promise.allSettled(counts.map((k) => vm.evalAsync(`ClientBench.lane(${JSON.stringify(mode)}, ${k}); nil`)));
+    const code = counts.length === 1
+      ? `ClientBench.lane(${JSON.stringify(mode)}, ${counts[0]}); nil`
+      : `${JSON.stringify(counts)}.map { |k| Thread.new { ClientBench.lane(${JSON.stringify(mode)}, k) } }.each(&:join); nil`;
+    const lanes = await Promise.allSettled([vm.evalAsync(code)]);
     const failed = lanes.find((l) => l.status === 'rejected');
     let r;
     try {

@@ -9,8 +9,8 @@
 //
 //   -n N        requests per client and pass (default 1000; ruby.wasm: --wasm-n, default N)
 //   -p          each client's persistent mode (default: its one-off mode)
-//   -c K        K requests at a time (lanes: threads in MRI, promises in Node,
-//               concurrent vm.evalAsync calls in ruby.wasm); default 1
+//   -c K        K requests at a time (lanes: threads in MRI and in ruby.wasm,
+//               promises in Node); default 1
 //   --client    ids (node-fetch), runtimes (mri, rubywasm, node) or client names (net-http)
 //   --passes P  timed passes (default 5); clients interleaved, a different one first each pass
 //   --warmup W  untimed requests per client before the first pass (default 300)
