@@ -106,6 +106,7 @@ export const calls = {
   state: { args: ['id'], reply: 'S_EMPTY, S_DATA or S_END' },
   waitAny: { args: ['ids', 'timeoutMs'], reply: '1: one of the connections (ids "1,2") is readable, 0: timed out', waits: true },
   shutdown: { args: ['id'], reply: '0 (the write side ends: close_write)' },
+  sockopt: { args: ['id', 'name', 'on'], reply: '0 (TCP_NODELAY: "nodelay", SO_KEEPALIVE: "keepalive", set on the host socket)' },
   listen: { args: ['host', 'port', 'backlog'], reply: '"id\\nfamily\\naddr\\nport" of a listening socket, or "!errno\\nCODE"', waits: true },
   accept: { args: ['id', 'timeoutMs'], reply: '"id\\nfamily\\naddr\\nport\\npeerAddr\\npeerPort" of the next connection, "" when timed out, or "!kind\\ndetail"', waits: true },
   acceptable: { args: ['id'], reply: '1: a connection waits to be accepted (or the listener is gone), 0: none' },

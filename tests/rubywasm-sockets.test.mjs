@@ -146,6 +146,9 @@ const SCENARIOS = {
   'half-close: close_write, then the answer read to its end': `
     s = TCPSocket.new('127.0.0.1', PORTS['echo'])
     s.setsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY, 1)
+    p s.getsockopt(Socket::IPPROTO_TCP, Socket::TCP_NODELAY).int != 0, s.getsockopt(:SOCKET, :KEEPALIVE).bool
+    s.setsockopt(:SOCKET, :KEEPALIVE, true)
+    p s.getsockopt(Socket::SOL_SOCKET, Socket::SO_KEEPALIVE).bool
     p s.peeraddr[1] == PORTS['echo'], s.peeraddr[0], s.addr[2], s.remote_address.ip_address
     s.write 'abc', 'de'
     s << 'f'

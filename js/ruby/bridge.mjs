@@ -450,6 +450,14 @@ export class Bridge extends Waits {
     return 0;
   }
 
+  // BasicSocket#setsockopt of an option the host honours (name: 'nodelay'
+  // or 'keepalive').
+  sockopt(id, name, on) {
+    const conn = this.conns.get(id);
+    if (conn && !conn.closed && conn.setOption) conn.setOption(String(name), !!on);
+    return 0;
+  }
+
   // BasicSocket#close_write: the peer reads the end of the stream; this end
   // still reads.
   shutdown(id) {

@@ -112,6 +112,8 @@ export class Conn {
   destroy() {}
   // (the write side's end: close_write)
   shutdown() {}
+  // setsockopt: 'nodelay' or 'keepalive', on or off (where the transport can)
+  setOption() {}
   // (a transport that reads without being asked: readNow takes what the
   // kernel holds now)
   readNow() {}

@@ -177,6 +177,14 @@ class BasicSocket < IO
     __nhw_open
     key = [::Socket.__nhw_const(level, 'SOL_', 'IPPROTO_'), ::Socket.__nhw_const(optname, 'SO_', 'TCP_')]
     @__nhw_opts[key] = optval
+    # the ones the host honours
+    host = if key == [::Socket::IPPROTO_TCP, ::Socket::TCP_NODELAY] then 'nodelay'
+           elsif key == [::Socket::SOL_SOCKET, ::Socket::SO_KEEPALIVE] then 'keepalive'
+           end
+    if host
+      on = optval.is_a?(String) ? optval.unpack1('i') != 0 : (optval != false && optval != 0 && !optval.nil?)
+      NetHttpWasm.bridge.call('sockopt', @__nhw.id, host, on)
+    end
     0
   end
 
@@ -820,9 +828,11 @@ class Socket < BasicSocket
     super
   end
 
+  # (before connect: kept, and set once connected)
   def setsockopt(*args)
-    return 0 if @__nhw.nil? # before connect: kept by nothing
-    super
+    return super unless @__nhw.nil?
+    (@__nhw_early ||= []) << args
+    0
   end
 
   # Connects to a packed address (Socket.sockaddr_in, Addrinfo#to_sockaddr) or an Addrinfo.
@@ -830,9 +840,9 @@ class Socket < BasicSocket
     raise Errno::EISCONN, 'Transport endpoint is already connected - connect(2)' if @__nhw
     ai = sockaddr.is_a?(Addrinfo) ? sockaddr : Addrinfo.new(sockaddr)
     sock = NetHttpWasm.tcp_connect(ai.ip_address, ai.ip_port, nil, nil, nil, sockaddr_text: ai.inspect_sockaddr)
-    opts = @__nhw_opts
     __nhw_attach(sock, ai.ip_address, ai.ip_port)
-    @__nhw_opts = opts
+    (@__nhw_early || []).each { |a| setsockopt(*a) }
+    @__nhw_early = nil
     0
   end
 

@@ -101,6 +101,10 @@ class NodeConn extends Conn {
   shutdown() {
     if (!this.socket.destroyed) this.socket.end();
   }
+  setOption(name, on) {
+    if (name === 'nodelay') this.socket.setNoDelay(on);
+    else if (name === 'keepalive') this.socket.setKeepAlive(on);
+  }
   destroy() {
     this.fd = -1;
     this.socket.destroy();

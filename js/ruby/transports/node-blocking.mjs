@@ -140,6 +140,9 @@ class WorkerConn extends Conn {
   shutdown() {
     this.io.post({ op: 'end', id: this.wid });
   }
+  setOption(name, on) {
+    this.io.post({ op: 'sockopt', id: this.wid, name, on });
+  }
   destroy() {
     this.fd = -1;
     this.io.conns.delete(this.wid);

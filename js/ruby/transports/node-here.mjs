@@ -60,6 +60,10 @@ export class HereConn extends Conn {
     return deliverRead(this, readFd(this.fd));
   }
   watch() {}
+  setOption(name, on) {
+    if (name === 'nodelay') this.socket.setNoDelay(on);
+    else if (name === 'keepalive') this.socket.setKeepAlive(on);
+  }
   // (shutdown(2) happens when this thread's event loop next turns)
   shutdown() {
     this.flush();

@@ -186,6 +186,12 @@ port.on('message', (m) => {
     case 'end':
       if (socket && !socket.destroyed) socket.end();
       break;
+    case 'sockopt':
+      if (socket && !socket.destroyed) {
+        if (m.name === 'nodelay') socket.setNoDelay(m.on);
+        else if (m.name === 'keepalive') socket.setKeepAlive(m.on);
+      }
+      break;
     case 'pause':
       if (socket) socket.pause();
       break;
