@@ -116,13 +116,13 @@ export function prepare(vm, { loadPath = [], rubygems = true } = {}) {
 }
 
 // rubygems: 'lazy'. ruby.wasm 4.0 starts without rubygems (3.4 loads it at
-// boot; then this does nothing), and loading it takes long in a fresh VM:
+// boot; then this does nothing; head has no Gem module at all), and loading it takes long in a fresh VM:
 // it is loaded when first needed, with $LOAD_PATH as it was at boot (as
 // rubygems: true loads it): a Gem constant (defined? sees the usual ones)
 // or method, Kernel#gem, or a require that $LOAD_PATH cannot satisfy but a
 // gem can (a bundled gem of the gem directories: base64, csv... in 4.0).
 const LAZY_RUBYGEMS = `
-unless Gem.const_defined?(:VERSION, false)
+unless defined?(::Gem) && ::Gem.const_defined?(:VERSION, false)
   module Gem
     module LazyLoad
       BOOT_LOAD_PATH = $LOAD_PATH.dup.freeze
