@@ -85,6 +85,8 @@ export interface InstallOptions {
   strictResponses?: boolean;
   /** The fetch() to use for transport 'fetch'. */
   fetch?: typeof fetch;
+  /** bytes of the VM's memory given to malloc at once, before Net::HTTP loads (default 32 MiB; 0: none) */
+  reserve?: number;
 }
 
 export interface NetHttpBridge {
@@ -116,8 +118,8 @@ export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): Instal
 
 /** createRubyVM's options (Node.js); the others are installNetHttp's. */
 export interface CreateRubyVMOptions extends InstallOptions {
-  /** '4.0' (default) or '3.4': the @ruby/<v>-wasm-wasi package; or a compiled ruby.wasm module */
-  ruby?: '4.0' | '3.4' | WebAssembly.Module;
+  /** '4.0' (default), '3.4', '3.3', '3.2' or 'head': the @ruby/<v>-wasm-wasi package; or a compiled ruby.wasm module */
+  ruby?: '4.0' | '3.4' | '3.3' | '3.2' | 'head' | WebAssembly.Module;
   /** host folders mounted read-only at /gems/<name> and added to $LOAD_PATH (a gem root: its lib/) */
   gems?: string | string[];
   /** more folders: { guestPath: hostPath } */
@@ -126,10 +128,14 @@ export interface CreateRubyVMOptions extends InstallOptions {
   tmp?: boolean | string;
   /** false (default): empty; true: process.env (proxies included); an object: exactly that */
   env?: boolean | Record<string, string>;
-  /** true (default): require 'rubygems' */
-  rubygems?: boolean;
-  /** bytes of the VM's memory given to malloc at once (default 32 MiB; 0: none): each later growth of a wasm memory costs V8 a full GC */
+  /** 'lazy' (default): rubygems loaded when first needed (a Gem constant or method, Kernel#gem, a require only a gem satisfies); true: at once; false: not at all */
+  rubygems?: boolean | 'lazy';
+  /** bytes of the VM's memory given to malloc at once beyond what its boot takes (default 32 MiB; 0: none, not even the boot's): each later growth of a wasm memory can cost V8 a full GC */
   reserve?: number;
+  /** false: turn V8's incremental marking off for the whole process (default false on Node 20 and 22, which need it with ruby.wasm; true elsewhere) */
+  incrementalMarking?: boolean;
+  /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner, CPU-heavy Ruby slower */
+  tierUp?: boolean;
 }
 
 /** createRubyVM's options in browsers (the package's browser entry): what the page loaded is passed in; the others are installNetHttp's. */
