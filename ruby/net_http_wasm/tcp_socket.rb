@@ -1109,7 +1109,7 @@ end
 class << IO
   # IO.select over sockets of the host (and nothing else: ruby.wasm has no
   # select(2)). A socket is writable while the host's send buffer has room.
-  alias_method :__nhw_select, :select
+  alias_method :__nhw_select, :select unless method_defined?(:__nhw_select)
 
   def select(readers, writers = nil, errors = nil, timeout = nil)
     all = [*readers, *writers, *errors]
