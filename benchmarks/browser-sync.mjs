@@ -1,8 +1,8 @@
 // Synchronous Net::HTTP in a browser Worker against the bare browser APIs,
 // in headless Chromium (Debian's chromium, through playwright-core): from
-// one dedicated Worker (tests/fixtures/browser/sync-worker.mjs, ruby.wasm
+// one dedicated Worker (tests/support/browser/sync-worker.mjs, ruby.wasm
 // with { blocking: true }), GETs of a small body (2 bytes) from a local
-// cross-origin server (tests/fixtures/browser/worker-server.mjs, CORS):
+// cross-origin server (tests/support/browser/worker-server.mjs, CORS):
 //
 //   xhr        a bare synchronous XMLHttpRequest (responseType arraybuffer)
 //   fetch      a bare fetch() and its body, awaited
@@ -20,7 +20,7 @@
 //   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
-import { startWorkerServers } from '../tests/fixtures/browser/worker-server.mjs';
+import { startWorkerServers } from '../tests/support/browser/worker-server.mjs';
 import { skip, launchChromium, newLoggedPage } from '../tests/support/chromium.mjs';
 
 const opt = options(import.meta.url, { valued: ['ruby', 'n', 'passes', 'warmup', 'json'] });
@@ -46,7 +46,7 @@ try {
   const url = `${servers.api}/text?s=ok`;
   const { port } = new URL(servers.api);
   await page.evaluate(async (ruby) => {
-    const { startSyncWorker } = await import('/tests/fixtures/browser/worker-driver.mjs');
+    const { startSyncWorker } = await import('/tests/support/browser/worker-driver.mjs');
     window.w = await startSyncWorker(ruby);
   }, ruby);
   // each client: JavaScript run in the Worker for one request (awaited when it is a promise)

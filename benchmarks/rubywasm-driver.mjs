@@ -14,7 +14,7 @@ const module = await WebAssembly.compile(readFileSync(new URL('../node_modules/@
 const wasi = new WASI({
   version: 'preview1',
   returnOnExit: true,
-  preopens: { '/bench': here, '/stubs': `${here}/../tests/oracle/stubs`, '/inputs': dirname(inputsJson) },
+  preopens: { '/bench': here, '/stubs': `${here}/../tests/support/oracle/stubs`, '/inputs': dirname(inputsJson) },
 });
 const { vm } = await RubyVM.instantiateModule({ module, wasip1: wasi });
 const args = [`/inputs/${inputsJson.split('/').pop()}`, ops, passes, minNs, mode];

@@ -41,7 +41,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
-import { bootVM, rb, takeRequest } from '../support/rubywasm.mjs';
+import { bootVM, rb, takeRequest } from '../tests/support/rubywasm.mjs';
 import { options } from './options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

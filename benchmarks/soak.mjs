@@ -1,5 +1,5 @@
 // Soak: many requests from Net::HTTP in one ruby.wasm 4.0 VM against the
-// chaos server (support/chaos/server.mjs, its own process), kept-alive
+// chaos server (tests/support/chaos/server.mjs, its own process), kept-alive
 // first, then one new connection per request; a mix of methods, request
 // bodies, gzip and chunked responses and a share of faults (resets, closes,
 // garbage). Every response is checked. At each checkpoint, after a forced
@@ -15,8 +15,8 @@
 import v8 from 'node:v8';
 import os from 'node:os';
 import { installNetHttp } from '../js/ruby/node.mjs';
-import { bootVM } from '../support/rubywasm.mjs';
-import { startChaos } from '../support/chaos/index.mjs';
+import { bootVM } from '../tests/support/rubywasm.mjs';
+import { startChaos } from '../tests/support/chaos/index.mjs';
 
 v8.setFlagsFromString('--no-incremental-marking');
 

@@ -15,7 +15,7 @@ import { fetchResponseBytes } from './fetch.mjs';
 import { wasmBase64, wasmSha256 } from './wasm-bytes.mjs';
 
 // The public API: exactly these names (index.cjs and index.d.ts export the
-// same; tests/module.test.mjs checks it).
+// same; tests/unit/module.test.mjs checks it).
 export {
   Request, URI, URIReference, NetHttpError, Codec, rubyNumberToString,
   encodeWwwForm, encodeWwwFormComponent, decodeWwwForm, decodeWwwFormComponent, eachCapitalized, capitalize,

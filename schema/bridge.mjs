@@ -76,7 +76,7 @@ export const sizes = {
  * the reply, a blocking one blocks, or under NetHttpWasm::Scheduler defers
  * the call: Bridge#deferred). An argument named `[x]` may be left out. A
  * failed call answers RC_ERROR (error() then says "Class\nmessage") or, where
- * its reply says so, "!kind\ndetail". tests/bridge-schema.test.mjs checks
+ * its reply says so, "!kind\ndetail". tests/unit/bridge-schema.test.mjs checks
  * the Bridge's methods and every call in ruby/ against this table.
  */
 export const calls = {

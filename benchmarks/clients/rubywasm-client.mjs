@@ -16,7 +16,7 @@ import { readFileSync, existsSync, readdirSync, cpSync, mkdtempSync, rmSync } fr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { installNetHttp } from 'net-http-wasm/ruby';
-import { bootVM } from '../../support/rubywasm.mjs';
+import { bootVM } from '../../tests/support/rubywasm.mjs';
 import { serve, errorKey } from './worker.mjs';
 
 const CLIENTS_RB = new URL('./clients.rb', import.meta.url);

@@ -34,7 +34,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { expected, digest, DEFAULT_SIZE } from './bodies.mjs';
 import { report } from './report.mjs';
-import { rubyWasmPath } from '../../support/rubywasm.mjs';
+import { rubyWasmPath } from '../../tests/support/rubywasm.mjs';
 
 const here = new URL('./', import.meta.url).pathname;
 const root = new URL('../../', import.meta.url).pathname;

@@ -23,7 +23,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import zlib from 'node:zlib';
-import { makeCerts, haveOpenssl } from '../../support/certs.mjs';
+import { makeCerts, haveOpenssl } from '../../tests/support/certs.mjs';
 import { bytes, route } from './bodies.mjs';
 
 const KEEP_ALIVE_MS = 5000;

@@ -16,7 +16,7 @@
 // API_PORT choose them (0: any free port), and a chosen port that is in use
 // is an error that names the variable.
 //
-// tests/browser.test.mjs starts the same servers and drives the page with
+// tests/browser/example-page.test.mjs starts the same servers and drives the page with
 // headless Chromium.
 import http from 'node:http';
 import zlib from 'node:zlib';

@@ -1,6 +1,0 @@
-// Connection faults: Net::HTTP in ruby.wasm 3.4 (both Node transports)
-// against native MRI running the net/http sources that ruby.wasm 3.4 bundles
-// (tests/fixtures/chaos/).
-import { faultSuite } from './fixtures/chaos/suite.mjs';
-
-faultSuite('3.4');

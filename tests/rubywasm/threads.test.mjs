@@ -1,0 +1,227 @@
+// Thread in ruby.wasm (ruby/net_http_wasm/thread.rb): threaded Ruby
+// programs (tests/support/threads/scenarios.mjs) run in native MRI
+// (Debian's ruby, run live here: 3.1.2 on this machine) and in ruby.wasm
+// 4.0 and 3.4 made by createRubyVM, over the waiting transport (vm.evalAsync)
+// and the blocking one (vm.eval), and print the same. The VMs run in a
+// worker thread, the servers on this one. Then what MRI cannot be asked:
+// 1,000 threads at once, the host's event loop running while Ruby waits
+// with no scheduler asked for, threads in vm.eval with a waiting transport.
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { Worker } from 'node:worker_threads';
+import { existsSync } from 'node:fs';
+import { createRubyVM } from '../../js/ruby/node.mjs';
+import { VERSIONS, listen, closeServer, captureServer, runNative, haveNativeRuby } from '../support/browser/harness.mjs';
+import { SCENARIOS, program } from '../support/threads/scenarios.mjs';
+
+// Debian bookworm: ruby-net-http-persistent (vendor_ruby), ruby-connection-pool
+const GEMS = ['/usr/lib/ruby/vendor_ruby', '/usr/share/rubygems-integration/all/gems/connection_pool-2.2.5'];
+const missing = GEMS.filter((d) => !existsSync(d));
+const skipGems = missing.length ? `not installed: ${missing.join(', ')} (apt-get install ruby-net-http-persistent ruby-connection-pool)` : false;
+const skip = skipGems || (haveNativeRuby() ? false : 'no native ruby (apt-get install ruby)');
+
+// /delay/N: answers its own URL after N ms; /conn: the number of the
+// connection it came on; /together/KEY/N: see scenarios.mjs
+let server;
+let base;
+const sockets = new Set();
+before(async () => {
+  const groups = new Map();
+  let conns = 0;
+  server = http.createServer((req, res) => {
+    const parts = new URL(req.url, 'http://x').pathname.split('/');
+    if (parts[1] === 'delay') return void setTimeout(() => res.end(req.url), Number(parts[2]) || 0);
+    if (parts[1] === 'conn') return void res.end(String(req.socket.number));
+    if (parts[1] === 'together') {
+      const [, , key, n] = parts;
+      const group = groups.get(key) || [];
+      groups.set(key, group);
+      group.push(res);
+      if (group.length === Number(n)) {
+        groups.delete(key);
+        for (const r of group) r.end('met');
+      } else {
+        setTimeout(() => group.includes(res) && (group.splice(group.indexOf(res), 1), res.end('alone')), 5000);
+      }
+      return undefined;
+    }
+    res.statusCode = 404;
+    return void res.end();
+  });
+  server.on('connection', (s) => {
+    s.number = ++conns;
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  base = `http://127.0.0.1:${await listen(server)}`;
+});
+after(() => closeServer(server, sockets));
+
+// A VM made by createRubyVM in a worker thread (tests/support/threads/vm-worker.mjs).
+async function workerVM(options) {
+  const worker = new Worker(new URL('../support/threads/vm-worker.mjs', import.meta.url), { workerData: options });
+  const waiting = new Map();
+  let next = 0;
+  worker.on('message', (m) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.error != null) w.reject(new Error(m.error));
+    else w.resolve(m.value);
+  });
+  await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const send = (msg) =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, ...msg });
+    });
+  return {
+    run: (code, async) => send({ code, async }),
+    async close() {
+      await send({ close: true });
+      await worker.terminate();
+    },
+  };
+}
+
+let runs = 0;
+const mri = new Map(); // scenario name → what native MRI printed
+
+describe('threaded programs print what they print in MRI', { skip, timeout: 900000 }, () => {
+  before(async () => {
+    for (const s of SCENARIOS) {
+      const out = await runNative(`${program(s.code, { base, key: `mri${++runs}` })}\nprint $__out.string`, { timeout: 60000 });
+      mri.set(s.name, out);
+    }
+  });
+
+  test('native MRI ran every scenario to its end', () => {
+    for (const s of SCENARIOS) {
+      const out = mri.get(s.name);
+      assert.ok(out.trim().length > 0, `${s.name}: printed nothing`);
+      assert.doesNotMatch(out, /uncaught/, `${s.name}: ${out}`);
+    }
+  });
+
+  for (const version of VERSIONS) {
+    for (const [transport, blocking] of [['waiting transport, vm.evalAsync', false], ['blocking transport, vm.eval', true]]) {
+      describe(`ruby.wasm ${version}, ${transport}`, () => {
+        let vm;
+        before(async () => {
+          vm = await workerVM({ ruby: version, blocking, gems: GEMS });
+        });
+        after(() => vm.close());
+
+        for (const s of SCENARIOS) {
+          test(s.name, async () => {
+            const out = await vm.run(program(s.code, { base, key: `vm${++runs}` }), !blocking);
+            assert.equal(out, mri.get(s.name));
+          });
+        }
+
+        test('afterwards no thread is left, and the collector is on again', async () => {
+          assert.equal(await vm.run('[Thread.list.size, GC.disable, GC.enable].inspect', !blocking), '[1, false, true]');
+        });
+      });
+    }
+  }
+});
+
+describe('1,000 threads', { timeout: 600000 }, () => {
+  for (const version of VERSIONS) {
+    for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
+      test(`ruby.wasm ${version}, ${transport}: 1,000 threads each fetching /delay/50 all answer`, async () => {
+        const vm = await workerVM({ ruby: version, blocking });
+        try {
+          const out = await vm.run(`
+            require 'json'
+            threads = Array.new(1000) { |i| Thread.new { Net::HTTP.get_response(URI("${base}/delay/50?#{i}")) } }
+            res = threads.map(&:value)
+            [res.map(&:code).tally, res.each_with_index.count { |r, i| r.body == "/delay/50?#{i}" }, Thread.list.size].to_json`, !blocking);
+          assert.deepEqual(JSON.parse(out), [{ 200: 1000 }, 1000, 1]);
+        } finally {
+          await vm.close();
+        }
+      });
+    }
+  }
+});
+
+describe('the waiting transport lets the host run while Ruby waits, with no scheduler asked for', { timeout: 300000 }, () => {
+  for (const version of VERSIONS) {
+    test(`ruby.wasm ${version}: sleep, IO.select, Queue#pop, Thread#join, Mutex#lock, ConditionVariable#wait`, async () => {
+      const { vm, dispose } = await createRubyVM({ ruby: version });
+      // a timer of this thread's: how often it ran during each wait
+      let ticks = 0;
+      const timer = setInterval(() => ticks++, 5);
+      try {
+        vm.eval(`$ticks = -> { JS.global.call(:__ticks).to_i }; nil`);
+        globalThis.__ticks = () => ticks;
+        const out = (await vm.evalAsync(`
+          require 'json'
+          seen = {}
+          measure = ->(name, &work) { t = $ticks.call; work.call; seen[name] = $ticks.call - t }
+          q = Queue.new
+          m = Mutex.new
+          cv = ConditionVariable.new
+          measure.(:sleep) { sleep 0.2 }
+          measure.(:select) { IO.select(nil, nil, nil, 0.2) }
+          measure.(:pop) { Thread.new { sleep 0.2; q << 1 }; q.pop }
+          measure.(:join) { Thread.new { sleep 0.2 }.join }
+          measure.(:lock) { Thread.new { m.synchronize { sleep 0.2 } }; Thread.pass; m.synchronize {} }
+          measure.(:wait) { Thread.new { sleep 0.2; m.synchronize { cv.signal } }; m.synchronize { cv.wait(m) } }
+          seen.to_json`)).toString();
+        for (const [name, n] of Object.entries(JSON.parse(out))) assert.ok(n >= 5, `${name}: the host's timer ran ${n} times in 200 ms`);
+      } finally {
+        clearInterval(timer);
+        delete globalThis.__ticks;
+        await dispose();
+      }
+    });
+
+    test(`ruby.wasm ${version}: a POST after the server closed the kept-alive connection during sleep goes on a new connection`, async () => {
+      const srv = await captureServer((req, conn, i, socket) => {
+        const body = `${req.method} ${req.target} conn=${conn}`;
+        if (req.target === '/idle') setTimeout(() => socket.end(), 50);
+        return `HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+      });
+      const { vm, dispose } = await createRubyVM({ ruby: version });
+      try {
+        const out = (await vm.evalAsync(`
+          require 'json'
+          Net::HTTP.start('127.0.0.1', ${srv.port}) do |h|
+            a = h.get('/idle').body
+            sleep 0.3 # the server closes the connection meanwhile
+            [a, h.post('/after', 'x=1').body]
+          end.to_json`)).toString();
+        assert.deepEqual(JSON.parse(out), ['GET /idle conn=0', 'POST /after conn=1']);
+        assert.equal(srv.conns[0].requests.length, 1, 'nothing was written to the closed connection');
+      } finally {
+        await dispose();
+        await srv.close();
+      }
+    });
+
+    test(`ruby.wasm ${version}: vm.eval with the waiting transport runs threads that sleep and wait on each other (the host cannot run there)`, async () => {
+      const { vm, dispose } = await createRubyVM({ ruby: version });
+      try {
+        const out = vm.eval(`
+          require 'json'
+          q = Queue.new
+          a = Thread.new { sleep 0.02; q << :a; :done_a }
+          b = Thread.new { [q.pop, Thread.current.status] }
+          m = Mutex.new
+          c = Thread.new { m.synchronize { sleep 0.01; :c } }
+          [a.value, b.value, m.synchronize { c.value }, Thread.list.size, (Thread.new { Thread.current.report_on_exception = false; Net::HTTP.get(URI('${base}/delay/1')) }.value rescue $!.class)].to_json`).toString();
+        assert.deepEqual(JSON.parse(out), ['done_a', ['a', 'run'], 'c', 1, 'FiberError']);
+      } finally {
+        await dispose();
+      }
+    });
+  }
+});

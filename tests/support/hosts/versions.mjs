@@ -1,0 +1,59 @@
+// Run by tests/hosts/rubywasm-versions.test.mjs in a process of its own:
+// `node versions.mjs RUBY BASE_URL`. A VM of createRubyVM({ ruby: RUBY })
+// on each transport: its RUBY_VERSION, net-http version and profile, a GET
+// of BASE_URL/ok and of a response whose head is 1.1 MiB (BASE_URL/big-head)
+// through the codec; on the blocking transport (vm.eval) that head, and
+// requests with a 70,000-byte field value and a 1,100-byte field name,
+// through the codec and through net/http's own code (NetHttpWasm.codec =
+// false) in the same VM.
+// (each step is a call of its own: in vm.evalAsync's fiber ruby.wasm 3.2
+// raises SystemStackError for net/http's own reading, for net-http 0.4.1's
+// check of a long field value, and for more than a request or two in one
+// call)
+import { createRubyVM } from 'net-http-wasm/ruby';
+
+const [ruby, base] = process.argv.slice(2);
+const prelude = `
+  require 'net/http'
+  require 'json'
+  def nhw_try
+    yield
+  rescue => e
+    [e.class.name, e.message]
+  end
+  $nhw_u = URI(${JSON.stringify(base)})
+  nil
+`;
+const steps = {
+  version: 'RUBY_VERSION',
+  net_http: 'Net::HTTP::VERSION',
+  profile: 'NetHttpWasm.profile',
+  get: "nhw_try { r = Net::HTTP.get_response($nhw_u + '/ok'); [r.code, r.body] }",
+  big_head: "nhw_try { Net::HTTP.get_response($nhw_u + '/big-head').code }",
+  long_value: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X-Long' => 'x' * 70_000); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
+  long_name: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X' * 1_100 => 'v'); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
+};
+const out = {};
+for (const blocking of [false, true]) {
+  const { vm, dispose } = await createRubyVM({ ruby, blocking });
+  const run = async (code) => JSON.parse((blocking ? vm.eval(`(${code}).to_json`) : await vm.evalAsync(`(${code}).to_json`)).toString());
+  try {
+    vm.eval(prelude);
+    const r = {};
+    for (const [name, code] of Object.entries(steps)) {
+      if (['version', 'net_http', 'profile', 'get'].includes(name)) r[name] = await run(code);
+      else if (name === 'big_head' || blocking) {
+        r[name] = [];
+        for (const codec of blocking ? [true, false] : [true]) {
+          vm.eval(`NetHttpWasm.codec = ${codec}`);
+          r[name].push(await run(code));
+        }
+        vm.eval('NetHttpWasm.codec = true');
+      }
+    }
+    out[blocking ? 'blocking' : 'waiting'] = r;
+  } finally {
+    await dispose();
+  }
+}
+console.log(JSON.stringify(out));

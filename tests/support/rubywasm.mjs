@@ -1,0 +1,74 @@
+// ruby.wasm VMs for the tests and the benchmarks (imported by
+// tests/support/browser/harness.mjs and benchmarks/rubywasm-nethttp.mjs), and
+// the framing of captured request bytes.
+import v8 from 'node:v8';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+// Node 20 crashes in the GC while wasm memory grows unless incremental
+// marking is off (see /work/shared/notes/oracles.md).
+v8.setFlagsFromString('--no-incremental-marking');
+
+const require = createRequire(import.meta.url);
+export const VERSIONS = ['4.0', '3.4'];
+
+let WASI = null;
+let RubyVM = null;
+const modules = new Map();
+
+async function deps() {
+  if (!WASI) {
+    const emit = process.emitWarning;
+    process.emitWarning = (w, ...rest) => {
+      const text = typeof w === 'string' ? w : w && w.message;
+      if (typeof text === 'string' && text.includes('WASI')) return;
+      return emit.call(process, w, ...rest);
+    };
+    try {
+      ({ WASI } = await import('node:wasi'));
+    } finally {
+      process.emitWarning = emit;
+    }
+  }
+  if (!RubyVM) ({ RubyVM } = await import('@ruby/wasm-wasi'));
+}
+
+export function rubyWasmPath(version) {
+  return require.resolve(`@ruby/${version}-wasm-wasi/dist/${process.env.NETHTTP_RUBY_DEBUG_WASM ? 'ruby.debug+stdlib.wasm' : 'ruby+stdlib.wasm'}`);
+}
+
+/** A fresh ruby.wasm VM (4.0 or 3.4); `preopens` maps host folders. */
+export async function bootVM(version, preopens = {}) {
+  await deps();
+  if (!modules.has(version)) modules.set(version, WebAssembly.compile(readFileSync(rubyWasmPath(version))));
+  const module = await modules.get(version);
+  const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: {}, preopens });
+  const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
+  vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
+  return vm;
+}
+
+/** Runs Ruby code in evalAsync (or in a thread VM: tests/support/browser/harness.mjs bootThreadVM) and returns its value's to_s. */
+export async function rb(vm, code) {
+  if (typeof vm.rb === 'function') return vm.rb(code);
+  const v = await vm.evalAsync(code);
+  return v.toString();
+}
+
+/** Runs Ruby code whose last value is a JSON string; returns it parsed. */
+export async function rbJSON(vm, code) {
+  return JSON.parse(await rb(vm, `require 'json'\n(begin\n${code}\nend).to_json`));
+}
+
+// Splits complete requests (head + Content-Length body) off a byte buffer.
+export function takeRequest(buf) {
+  const end = buf.indexOf('\r\n\r\n');
+  if (end < 0) return null;
+  const head = buf.subarray(0, end).toString('latin1');
+  const m = /\r\ncontent-length:\s*(\d+)/i.exec(head);
+  const len = m ? Number(m[1]) : 0;
+  if (buf.length < end + 4 + len) return null;
+  const lines = head.split('\r\n');
+  const [method, target] = lines[0].split(' ');
+  return { method, target, head, raw: buf.subarray(0, end + 4 + len), body: buf.subarray(end + 4, end + 4 + len), rest: buf.subarray(end + 4 + len) };
+}

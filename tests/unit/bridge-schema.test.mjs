@@ -1,0 +1,81 @@
+// The bridge's calls are declared once (schema/bridge.mjs `calls`): the
+// Bridge has each of them with the arguments declared, and every call the
+// Ruby side makes names a declared one with as many arguments as it takes,
+// through call_wait exactly when it may wait.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { calls } from '../../schema/bridge.mjs';
+import { Bridge } from '../../js/ruby/bridge.mjs';
+import { WAITING_CALLS } from '../../js/ruby/constants.mjs';
+
+const root = new URL('../../ruby/', import.meta.url);
+const rubyFiles = readdirSync(root, { recursive: true }).filter((f) => f.endsWith('.rb'));
+
+// `[x]` may be left out; `...x` takes any number more
+function arity(args) {
+  const required = args.filter((a) => !a.startsWith('[') && !a.startsWith('...')).length;
+  return { required, most: args.some((a) => a.startsWith('...')) ? Infinity : args.length };
+}
+
+// The bridge calls in a Ruby source: [file:line, how, name, argument count
+// (Infinity with a splat)].
+function rubyCalls(file, text) {
+  const out = [];
+  const re = /\b(call|call_wait|call_wait_or_now)\('([A-Za-z]+)'/g;
+  for (let m; (m = re.exec(text)); ) {
+    // the arguments after the name, up to the closing parenthesis
+    let depth = 1;
+    let i = m.index + m[0].length;
+    let args = 0;
+    let splat = false;
+    let sawAny = false;
+    for (; i < text.length && depth > 0; i++) {
+      const ch = text[i];
+      if (ch === '(' || ch === '[' || ch === '{') depth++;
+      else if (ch === ')' || ch === ']' || ch === '}') depth--;
+      else if (ch === ',' && depth === 1) {
+        args++;
+        sawAny = true;
+        if (/^\s*\*[a-z]/.test(text.slice(i + 1))) splat = true;
+      }
+    }
+    assert.ok(depth === 0, `${file}: unbalanced call of ${m[2]}`);
+    const line = text.slice(0, m.index).split('\n').length;
+    out.push([`${file}:${line}`, m[1], m[2], splat ? Infinity : sawAny ? args : 0]);
+  }
+  return out;
+}
+
+test('every declared call is a Bridge method taking the arguments declared', () => {
+  for (const [name, spec] of Object.entries(calls)) {
+    assert.equal(typeof Bridge.prototype[name], 'function', `Bridge#${name}`);
+    assert.equal(Bridge.prototype[name].length, arity(spec.args).required, `Bridge#${name}: required arguments`);
+  }
+});
+
+test('the calls that may wait are generated from the declaration', () => {
+  assert.deepEqual([...WAITING_CALLS].sort(), Object.keys(calls).filter((k) => calls[k].waits).sort());
+});
+
+test('every bridge call of the Ruby side is declared, with a count of arguments it takes', () => {
+  const seen = new Set();
+  let n = 0;
+  for (const f of rubyFiles) {
+    for (const [where, how, name, count] of rubyCalls(f, readFileSync(new URL(f, root), 'utf8'))) {
+      n++;
+      const spec = calls[name];
+      assert.ok(spec, `${where}: ${name} is not a declared bridge call`);
+      seen.add(name);
+      const { required, most } = arity(spec.args);
+      if (count !== Infinity) assert.ok(count >= required && count <= most, `${where}: ${name} takes ${required}..${most} arguments, given ${count}`);
+      // waiting calls go through call_wait (which awaits or defers them)
+      if (how === 'call') assert.ok(!spec.waits, `${where}: ${name} may wait: call it through call_wait`);
+      else assert.ok(spec.waits, `${where}: ${name} does not wait: call it directly`);
+    }
+  }
+  assert.ok(n > 20, `only ${n} calls found`);
+  // (deferred is made with the name of a waiting call)
+  const unused = Object.keys(calls).filter((k) => !seen.has(k));
+  assert.deepEqual(unused, [], 'declared calls the Ruby side never makes');
+});
