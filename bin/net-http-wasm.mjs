@@ -235,4 +235,9 @@ export function main(argv) {
   }
 }
 
+// a reader that goes away (`| head`) ends the output, as it ends a Unix tool's
+process.stdout.on('error', (e) => {
+  if (e.code !== 'EPIPE') throw e;
+  process.exit(process.exitCode || 0);
+});
 process.exitCode = main(process.argv.slice(2));

@@ -192,3 +192,11 @@ test('npm pack ships the CLI and it runs from a fresh install of the tarball', {
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a reader that goes away ends the output quietly (| head)', () => {
+  // more output than a pipe holds, read by a head that stops after 10 bytes
+  const r = spawnSync('bash', ['-c', `set -o pipefail; "${process.execPath}" "${bin}" form encode $(seq -f 'k%g=v' 1 20000) | head -c 10`], { encoding: 'utf8' });
+  assert.equal(r.stdout, 'k1=v&k2=v&');
+  assert.equal(r.stderr, '');
+  assert.equal(r.status, 0);
+});
