@@ -7,7 +7,7 @@ import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
-  R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (H_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
+  R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (HEAD_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
   R_BODY: [2, 'body bytes'],
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding, as in R_HEAD from its count on'],
   R_ERROR: [4, 'an error: "Class\\nmessage"'],
@@ -42,13 +42,11 @@ export const sendFlags = {
   SEND_FLAT: [8, 'every field has one value: "name\\nvalue" pairs'],
 };
 
-/** Flags of the head record: the codec's head flags (schema/codec.mjs) it passes on. */
-export const headFlags = {
-  H_VERSION: codecHeadFlags.HEAD_VERSION,
-  H_MESSAGE: codecHeadFlags.HEAD_MESSAGE,
-  H_INFLATE: codecHeadFlags.HEAD_INFLATE,
-  H_DROP_ENCODING: codecHeadFlags.HEAD_DROP_ENCODING,
-};
+/**
+ * Flags of the head record: the codec's head flags (schema/codec.mjs
+ * headFlags) it passes on, under the codec's names.
+ */
+export const headFlags = Object.fromEntries(['HEAD_VERSION', 'HEAD_MESSAGE', 'HEAD_INFLATE', 'HEAD_DROP_ENCODING'].map((n) => [n, codecHeadFlags[n]]));
 
 /**
  * The lines of a head record (R_HEAD, after its flags byte). The fields:
@@ -56,9 +54,9 @@ export const headFlags = {
  * value) for every value after a field's first (Set-Cookie twice...).
  */
 export const headLines = {
-  HEAD_VERSION_AT: [0, 'the line of http_version (empty unless H_VERSION)'],
+  HEAD_VERSION_AT: [0, 'the line of http_version (empty unless HEAD_VERSION)'],
   HEAD_CODE_AT: [1, 'the line of the status code'],
-  HEAD_MESSAGE_AT: [2, 'the line of the message (empty unless H_MESSAGE)'],
+  HEAD_MESSAGE_AT: [2, 'the line of the message (empty unless HEAD_MESSAGE)'],
   HEAD_FIELDS_AT: [3, 'the line of the fields\' count'],
 };
 

@@ -125,11 +125,11 @@ const rb =
   `# frozen_string_literal: true\n# ${banner}\n\nmodule NetHttpWasm\n` +
   bridgeEntries.map((e) => `  # ${e.doc}\n  ${e.name} = ${e.value}\n`).join('') +
   'end\n';
-// C reads the request flags (nh_wasm_write_header, wasm/abi.c) and writes
-// the head record (wasm/abi_bridge.c).
+// C reads the request flags (nh_wasm_write_header, wasm/abi.c); the head
+// record's flags (wasm/abi_bridge.c) are the codec's (schema.h).
 const bridgeH =
   `/* ${banner} */\n#ifndef NH_BRIDGE_H\n#define NH_BRIDGE_H\n\n` +
-  [bridge.sendFlags, bridge.headFlags].flatMap(entries).map((e) => `${cdoc(e.doc)}\n#define NH_${e.name} ${e.value}\n`).join('') +
+  [bridge.sendFlags].flatMap(entries).map((e) => `${cdoc(e.doc)}\n#define NH_${e.name} ${e.value}\n`).join('') +
   '\n#endif\n';
 
 // The Ruby side, in the order installNetHttp evaluates it.

@@ -3,7 +3,7 @@
  * (schema/bridge.mjs: R_HEAD, and R_END's fields), so that a head crosses JS
  * as bytes it copies and does not read.
  *
- *   head record:   u8 flags (NH_H_*), then "\n"-separated lines (none after
+ *   head record:   u8 flags (NH_HEAD_VERSION, _MESSAGE, _INFLATE, _DROP_ENCODING), then "\n"-separated lines (none after
  *                  the last): version, code, message, then the fields
  *   fields:        their count, the names, each field's first value, then
  *                  (field index, value) for every value after a field's first
@@ -61,7 +61,7 @@ static int put_head(nh_buf *o, const uint8_t *block, size_t len, int final)
     uint8_t flags = nh_rd_u8(&r);
     nh_rd_str(&r, &n); /* the class name */
     if (!final) {
-        if (nh_buf_putc(o, flags & (NH_H_VERSION | NH_H_MESSAGE | NH_H_INFLATE | NH_H_DROP_ENCODING)))
+        if (nh_buf_putc(o, flags & (NH_HEAD_VERSION | NH_HEAD_MESSAGE | NH_HEAD_INFLATE | NH_HEAD_DROP_ENCODING)))
             return NH_NOMEM;
         for (int i = 0; i < 3; i++) {
             s = nh_rd_str(&r, &n); /* version, code, message */

@@ -250,9 +250,9 @@ module NetHttpWasm
       code = a[HEAD_CODE_AT]
       # (response_class's first lookup, without its call)
       klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
-      res = klass.new(flags & H_VERSION == 0 ? nil : a[HEAD_VERSION_AT], code, flags & H_MESSAGE == 0 ? nil : a[HEAD_MESSAGE_AT])
+      res = klass.new(flags & HEAD_VERSION == 0 ? nil : a[HEAD_VERSION_AT], code, flags & HEAD_MESSAGE == 0 ? nil : a[HEAD_MESSAGE_AT])
       res.instance_variable_set(:@header, fields(a, HEAD_FIELDS_AT))
-      inflate = flags & (H_INFLATE | H_DROP_ENCODING)
+      inflate = flags & (HEAD_INFLATE | HEAD_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
     end

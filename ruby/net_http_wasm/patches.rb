@@ -210,7 +210,7 @@ module NetHttpWasm
       # when nothing). An Integer compared with nil, as a `case` would,
       # costs microseconds in ruby.wasm (Integer#== guards against recursion).
       if (inflate = @__nhw_inflate)
-        if inflate == H_INFLATE
+        if inflate == HEAD_INFLATE
           delete 'content-encoding'
           # Inflater#inflate_adapter makes the destination binary
           if dest.respond_to?(:set_encoding)
@@ -218,7 +218,7 @@ module NetHttpWasm
           elsif dest.respond_to?(:force_encoding)
             dest.force_encoding(Encoding::ASCII_8BIT)
           end
-        elsif inflate == H_DROP_ENCODING
+        elsif inflate == HEAD_DROP_ENCODING
           delete 'content-encoding'
         end
       end
@@ -230,7 +230,7 @@ module NetHttpWasm
     # BufferedIO#read(clen, dest, false) does (counted here for undecoded
     # bodies; the codec does not report the wire bytes of a decoded one).
     def __nhw_read_body_to_length(sock, dest)
-      clen = (content_length || range_length unless chunked? || @__nhw_inflate == H_INFLATE)
+      clen = (content_length || range_length unless chunked? || @__nhw_inflate == HEAD_INFLATE)
       return sock.codec_read_body(dest, self) unless clen
       counter = CountingDest.new(dest)
       sock.codec_read_body(counter, self)
