@@ -33,8 +33,8 @@ export class Bridge extends Waits {
     // not MRI: responses are read in the codec's strict mode (RFC 9112)
     this.strictResponses = !!options.strictResponses;
     this.blocking = !!transport.blocking;
-    this.codec = options.codecInstance;
-    this.connections = new Connections({ profile: this.profile, codec: this.codec });
+    this.wasmCodec = options.wasmCodec;
+    this.connections = new Connections({ profile: this.profile, wasmCodec: this.wasmCodec });
     this.conns = this.connections.conns; // id → Conn
     this.lastError = '';
     this.listeners = new Map(); // id → a transport's listener (TCPServer)
@@ -150,7 +150,7 @@ export class Bridge extends Waits {
     if (!conn || conn.closed) return this.fail(CLOSED);
     const mem = this.mem();
     const at = hdrAddr == null ? conn.hbuf : hdrAddr;
-    const c = this.codec;
+    const c = this.wasmCodec;
     c.begin(hdrLen);
     c.u8.set(mem.subarray(at, at + hdrLen), c.inPtr);
     c.pos = hdrLen;

@@ -1,5 +1,5 @@
 // net-http-wasm/ruby in browsers: Ruby's own Net::HTTP inside a ruby.wasm VM,
-// each request sent with fetch() (see fetch.mjs), or, with { blocking: true }
+// each request sent with fetch() (see transports/fetch-async.mjs), or, with { blocking: true }
 // in a dedicated Worker, with a synchronous XMLHttpRequest (xhr-sync.mjs).
 // Call `await init()` from net-http-wasm first where the page may not
 // compile the codec synchronously (createRubyVM does it).

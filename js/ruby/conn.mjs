@@ -30,7 +30,7 @@ export class Conn {
     this.records = []; // [type, Uint8Array] waiting for Ruby (codec mode)
     this.recordBytes = 0;
     this.parser = null; // ResponseParser of the current message
-    this.codec = false; // current message read in codec mode
+    this.inCodec = false; // current message read in codec mode
     this.msgDone = true;
     this.eof = false;
     this.error = null; // [class, message] of a socket error
@@ -57,7 +57,7 @@ export class Conn {
   // copies what it reads, raw data is kept as a copy)
   onData(chunk, transient = false) {
     if (this.closed) return;
-    if (this.codec && !this.msgDone) this.feed(chunk, false);
+    if (this.inCodec && !this.msgDone) this.feed(chunk, false);
     else this.keepRaw(transient ? chunk.slice() : chunk);
     this.flow();
     this.wake();
@@ -72,14 +72,14 @@ export class Conn {
   onEnd() {
     if (this.eof) return;
     this.eof = true;
-    if (this.codec && !this.msgDone) this.feed(null, true);
+    if (this.inCodec && !this.msgDone) this.feed(null, true);
     this.wake();
   }
 
   onError(cls, message) {
     if (this.error) return;
     this.error = [cls, message];
-    if (this.codec && !this.msgDone) {
+    if (this.inCodec && !this.msgDone) {
       this.pushRecord(R_ERROR, errorPayload(cls, message));
       this.msgDone = true;
     }
@@ -196,7 +196,7 @@ export class Conn {
   // codec's memory copied out (a small one into the bodies' slab), a copy
   // (a decoding parser's) kept.
   ownBody(d) {
-    const c = this.bridge.codec;
+    const c = this.bridge.wasmCodec;
     return c && d.buffer === c.buffer ? keepBody(c.buffer, d.byteOffset, d.byteOffset + d.byteLength) : d;
   }
 
@@ -214,7 +214,7 @@ export class Conn {
     this.records.length = 0;
     this.recordBytes = 0;
     this.sizeQueued = false;
-    this.codec = true;
+    this.inCodec = true;
     this.msgDone = false;
     if (this.error) {
       this.pushRecord(R_ERROR, errorPayload(this.error[0], this.error[1]));
@@ -232,8 +232,8 @@ export class Conn {
   }
 
   beginRaw() {
-    if (this.codec) {
-      this.codec = false;
+    if (this.inCodec) {
+      this.inCodec = false;
       this.records.length = 0;
       this.recordBytes = 0;
       this.sizeQueued = false;
@@ -352,7 +352,7 @@ export class Conn {
     // (the end record of a message without a body, which Ruby does not
     // read, is not data)
     if (this.records.length > 0 && !(this.msgDone && this.records.length === 1 && this.records[0][0] === R_END)) return 1;
-    if (this.parser && this.codec && !this.msgDone && this.parser.pending.length) return 1;
+    if (this.parser && this.inCodec && !this.msgDone && this.parser.pending.length) return 1;
     if (this.eof || this.error || this.closed) return 2;
     return 0;
   }

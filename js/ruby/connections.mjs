@@ -10,9 +10,9 @@ const PARSER_POOL = 8;
 
 export class Connections {
   // options: the profile and codec every parser uses
-  constructor({ profile, codec }) {
+  constructor({ profile, wasmCodec }) {
     this.profile = profile;
-    this.codec = codec;
+    this.wasmCodec = wasmCodec;
     this.conns = new Map(); // id → Conn
     this.parsers = []; // parsers of closed connections, for new ones
     this.nextId = 1;
@@ -55,7 +55,7 @@ export class Connections {
         skipInterim: true,
         strict,
         profile: this.profile,
-        codec: this.codec,
+        codec: this.wasmCodec,
         bodyViews: true, // (Conn#bodyBytes)
         bridgeRecords: true, // (Conn#feed)
       };

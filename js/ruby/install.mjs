@@ -5,7 +5,7 @@ import { Bridge } from './bridge.mjs';
 import { getDefaultCodec } from '../index.mjs';
 import { PROFILES } from '../schema.mjs';
 import { rubySources } from './source.mjs';
-import { fetchTransport } from './transports/fetch.mjs';
+import { fetchTransport } from './transports/fetch-async.mjs';
 import { streamTransport } from './transports/stream.mjs';
 import { waker } from './rubywasm-internals.mjs';
 
@@ -53,11 +53,11 @@ export function install(vm, options, host) {
   if (!(typeof reserve === 'number' && reserve >= 0 && reserve <= MAX_RESERVE)) throw new TypeError(`installNetHttp: reserve must be a number of bytes from 0 to ${MAX_RESERVE}, not ${String(reserve)}`);
   if (reserve > 0) reserveMalloc(vm, reserve);
 
-  // the codec every bridge shares (the package's embedded module, compiled
-  // on first use), unless one is given
-  const codecInstance = options.codecInstance || getDefaultCodec();
+  // the module every bridge shares (the package's embedded one, compiled on
+  // first use)
+  const wasmCodec = getDefaultCodec();
   let wake = null; // (NetHttpWasm is not defined yet)
-  const bridge = new Bridge(memory, { ...options, profile, codecInstance }, transport, () => wake());
+  const bridge = new Bridge(memory, { ...options, profile, wasmCodec }, transport, () => wake());
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({
