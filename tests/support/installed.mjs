@@ -3,13 +3,13 @@
 // install lines say. The ruby.wasm packages come from npm's cache (npm ci
 // put them there), so no network is needed.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
-const lock = JSON.parse(spawnSync('node', ['-p', 'JSON.stringify(require("./package-lock.json").packages)'], { cwd: root, encoding: 'utf8' }).stdout);
+const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8')).packages;
 /** The version of a dev dependency this checkout's lock file pins (npm's cache has it). */
 export const pinned = (name) => lock[`node_modules/${name}`].version;
 
