@@ -65,6 +65,7 @@ export const sizes = {
   UNSENT_MAX: [64 * 1024, 'bytes written and not yet taken by the OS before a write waits for room (write_timeout)'],
   BODY_DIRECT: [64 * 1024, 'a body of known size from this size on is announced by an R_SIZE record'],
   BODY_SEGMENT: [8 * 1024 * 1024, 'the most body bytes Ruby takes into one String before it hands them to the destination'],
+  BODY_WHOLE: [256 * 1024 * 1024, 'the largest body of known size Ruby reads into one String of its size, for an empty String destination (allocated before the bytes arrive: a larger one goes in BODY_SEGMENTs)'],
 };
 
 /**

@@ -132,10 +132,15 @@ module NetHttpWasm
     private
 
     # The body bytes after an R_SIZE record (size: the body's), written by
-    # the bridge straight into Strings of BODY_SEGMENT bytes at most, each
-    # handed to dest as it is full; what remains (a body shorter or longer
-    # than announced, its end, an error) is read as records.
+    # the bridge straight into one String of the body's size when dest is an
+    # empty String and the size at most BODY_WHOLE (Net::HTTP.get, #body: the
+    # body costs its size once, with no growth of dest), else into Strings
+    # of BODY_SEGMENT bytes at most, each handed to dest as it is full; what
+    # remains (a body shorter or longer than announced, its end, an error)
+    # is read as records.
     def read_body_direct(dest, size)
+      return read_segment(dest, size) if size <= BODY_WHOLE && dest.empty? && dest.instance_of?(String)
+
       while size > 0
         seg = size < BODY_SEGMENT ? size : BODY_SEGMENT
         got = read_segment(dest, seg)
