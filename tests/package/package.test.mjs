@@ -1,11 +1,12 @@
 // The packed tarball, installed into a new project as README's install lines
-// say, used as a user uses it: what it holds, the command line, the ES and
-// CommonJS entries, and the ruby entry (first without the ruby.wasm
-// packages, then with them) against a local server.
+// say, in a folder whose name has a space and a '#', used as a user uses it:
+// what it holds, the command line, the ES and CommonJS entries, and the ruby
+// entry (first without the ruby.wasm packages, then with them, from an ES
+// module and from CommonJS) against a local server.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { installPackage } from '../support/installed.mjs';
 
@@ -13,7 +14,7 @@ let pkg;
 let server;
 let url;
 before(async () => {
-  pkg = installPackage();
+  pkg = installPackage({ app: 'my app #1' });
   server = createServer((req, res) => res.end(`hello ${req.method} ${req.url}`));
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${server.address().port}/hi`;
@@ -83,4 +84,14 @@ test("the ruby entry with README's packages: Net::HTTP over both transports", { 
     await b.dispose();`;
   const out = ok(await pkg.run('node', ['--input-type=module', '-e', script], { env: { ...process.env, URL: url } }));
   assert.equal(out, 'hello GET /hi\nhello POST /hi\n');
+  // the package's own files are loaded from under that folder (the blocking
+  // transport's I/O thread too), not through a link elsewhere
+  assert.match(realpathSync(installedDir()), /\/my app #1\/node_modules\/net-http-wasm$/);
+  const cjs = `const { createRubyVM } = require('net-http-wasm/ruby');
+    (async () => {
+      const { vm, dispose } = await createRubyVM({ blocking: true });
+      console.log(vm.eval(\`require 'net/http'; Net::HTTP.get(URI('\${process.env.URL}'))\`).toString());
+      await dispose();
+    })();`;
+  assert.equal(ok(await pkg.run('node', ['-e', cjs], { env: { ...process.env, URL: url } })), 'hello GET /hi\n');
 });

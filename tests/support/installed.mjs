@@ -32,19 +32,20 @@ function run(cmd, args, opts) {
 }
 
 /**
- * Packs this checkout and installs the tarball into a fresh project.
+ * Packs this checkout and installs the tarball into a fresh project, in a
+ * folder named `app`, or options.app (a user's may hold spaces and '#').
  * Returns { dir, tarball, files (the tarball's paths), size (bytes),
  * npmInstall(...specs), run(cmd, args, opts) → Promise<{ status, stdout,
  * stderr }> (the event loop keeps running: a server of the test's can
  * answer), remove() }.
  */
-export function installPackage() {
+export function installPackage({ app: appName = 'app' } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'net-http-wasm-user-'));
   // --ignore-scripts: `prepare` already ran (npm ci), and re-running it here
   // would rewrite generated files other tests are reading
   const [packed] = JSON.parse(sh('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root }));
   const tarball = join(dir, packed.filename);
-  const app = join(dir, 'app');
+  const app = join(dir, appName);
   sh('mkdir', ['-p', app]);
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }, null, 2));
   // net-http-wasm is the tarball; a package this checkout pins is taken at
