@@ -146,6 +146,7 @@ const RUBY = [
   'net_http_wasm/patches.rb',
   'net_http_wasm/scheduler.rb',
   'net_http_wasm/thread.rb',
+  'net_http_wasm/http_parser.rb',
 ];
 const rubyText = (f) => (f === 'net_http_wasm/constants.rb' ? rb : readFileSync(new URL(`ruby/${f}`, root), 'utf8'));
 const source =
