@@ -1,20 +1,26 @@
 // net-http-wasm/ruby in browsers: Ruby's own Net::HTTP inside a ruby.wasm VM,
 // each request sent with fetch() (see transports/fetch-async.mjs), or, with { blocking: true }
-// in a dedicated Worker, with a synchronous XMLHttpRequest (xhr-sync.mjs).
+// in a dedicated Worker, with fetch() in a helper Worker streaming into shared
+// memory where the page is cross-origin isolated (fetch-sync.mjs), else with a
+// synchronous XMLHttpRequest (xhr-sync.mjs).
 // Call `await init()` from net-http-wasm first where the page may not
 // compile the codec synchronously (createRubyVM does it).
 import { install, prepare } from './install.mjs';
 import { init } from '../index.mjs';
 import { xhrSyncTransport } from './transports/xhr-sync.mjs';
+import { fetchSyncTransport, canStream } from './transports/fetch-sync.mjs';
 
 const host = { defaultTransport: 'fetch', blockingFetch };
 
-function blockingFetch() {
+function blockingFetch(options) {
   // a synchronous XMLHttpRequest gives bytes and keeps a timeout only in a
   // Worker (and a page's main thread must not block)
   const inWorker = typeof WorkerGlobalScope === 'function' && globalThis instanceof WorkerGlobalScope;
   if (!inWorker || typeof XMLHttpRequest !== 'function')
     throw new TypeError('installNetHttp: { blocking: true } in a browser needs a dedicated Worker (synchronous XMLHttpRequest); on a page use the default (fetch(), awaited in vm.evalAsync)');
+  // (SharedArrayBuffer and Atomics.wait: a cross-origin isolated page)
+  if (options.stream !== false && canStream()) return fetchSyncTransport();
+  if (options.stream === true) throw new TypeError('installNetHttp: { stream: true } needs a dedicated Worker of a cross-origin isolated page (Cross-Origin-Opener-Policy: same-origin, Cross-Origin-Embedder-Policy: require-corp): SharedArrayBuffer, Atomics.wait');
   return xhrSyncTransport(XMLHttpRequest);
 }
 
@@ -23,11 +29,15 @@ function blockingFetch() {
  * transport ('fetch', or a function ({ host, port, tls, timeoutMs }) →
  * Promise<stream>), codec, profile, strictResponses, fetch (the function to
  * use): as in Node (js/ruby/node.mjs). blocking: true (in a dedicated
- * Worker only): each request a synchronous XMLHttpRequest, so Net::HTTP
- * works from vm.eval, inside any block and in a Ruby Proc that JS calls
- * (see transports/xhr-sync.mjs for what it cannot do: the timeout covers
- * the whole exchange, the body comes whole, any failure is
- * NetHttpWasm::FetchError). Returns { bridge, uninstall() }.
+ * Worker only): Net::HTTP works from vm.eval, inside any block and in a
+ * Ruby Proc that JS calls. Where the page is cross-origin isolated, each
+ * request is a fetch() in a helper Worker, streamed through shared memory
+ * (transports/fetch-sync.mjs: bodies as they arrive, read_timeout per
+ * wait); else (or with stream: false) a synchronous XMLHttpRequest (see
+ * transports/xhr-sync.mjs for what it cannot do: the timeout covers the
+ * whole exchange, the body comes whole, any failure is
+ * NetHttpWasm::FetchError). stream: true refuses the fallback.
+ * Returns { bridge, uninstall() }.
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
@@ -85,6 +95,8 @@ export async function createRubyVM(options = {}) {
   const { vm } = await RubyVM.instantiateModule({ module: ruby, wasip1: wasi });
   prepare(vm, { loadPath, rubygems });
   const handle = installNetHttp(vm, netHttp);
+  // (the streaming transport's helper Worker, started)
+  if (handle.bridge.transport.ready) await handle.bridge.transport.ready;
   return {
     vm,
     handle,

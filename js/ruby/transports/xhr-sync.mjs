@@ -4,7 +4,7 @@
 // as a Ruby thread waits in read(2) natively: Net::HTTP then works from
 // vm.eval, inside any block and from a Ruby Proc called by JS, with no
 // fiber switch. The request and response are mapped as the fetch()
-// transport maps them (fetch-async.mjs: the same fields left out, the same head);
+// transport maps them (fetch-map.mjs: the same fields left out, the same head);
 // the page's origin must be allowed by the server (CORS).
 //
 // What a synchronous XMLHttpRequest cannot do, and what the transport does
@@ -26,7 +26,7 @@
 //   (Cache-Control, Expires) can come from there.
 import { Conn } from '../conn.mjs';
 import { concatAll } from '../../response-parser.mjs';
-import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-async.mjs';
+import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 class XhrConn extends Conn {
   constructor(bridge, XHR, scheme, host, port, openMs) {

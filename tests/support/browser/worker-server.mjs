@@ -12,9 +12,17 @@
 //                GET /redirect         302 to /echo
 //                GET /text?s=S         S as text/plain
 //                GET /gzip?s=S         S, gzipped (Content-Encoding: gzip)
+//                GET /stream?n=N&piece=P&ms=M
+//                                      /bytes?n=N's body, P bytes every M ms
+//                GET /held?n=N&id=K    /bytes?n=N's body: 64 KiB of it, the
+//                                      rest once /release?id=K is asked for
+//                GET /release?id=K     { sent, waiting } (the bytes of the
+//                                      body /held?id=K had sent, and whether
+//                                      it was there), and lets it go on
 //
-// startWorkerServers() → { origin, api, refused (a URL whose port takes no
-// connection), requests, close() }.
+// startWorkerServers({ isolated }) → { origin, api, refused (a URL whose
+// port takes no connection), requests, close() }; isolated: the page server
+// makes its pages cross-origin isolated (COOP and COEP on every response).
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
@@ -35,8 +43,12 @@ const ALLOWED = [
   join(root, 'node_modules', '@bjorn3', 'browser_wasi_shim') + sep,
 ];
 
-function pageServer() {
+function pageServer(isolated) {
   return http.createServer((req, res) => {
+    if (isolated) {
+      res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+      res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
+    }
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (path === '/blank') {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>blank</title>');
@@ -60,8 +72,15 @@ function pageServer() {
 
 const PATTERN = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
+function pattern(n) {
+  const out = Buffer.alloc(n);
+  for (let i = 0; i < n; i += 256) PATTERN.copy(out, i, 0, Math.min(256, n - i));
+  return out;
+}
+
 function apiServer(requests) {
   const timers = new Set();
+  const held = new Map(); // id → { sent, go() }
   const server = http.createServer((req, res) => {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
@@ -85,9 +104,39 @@ function apiServer(requests) {
       };
       if (url.pathname === '/bytes') {
         const n = Number(url.searchParams.get('n')) || 0;
-        const out = Buffer.alloc(n);
-        for (let i = 0; i < n; i += 256) PATTERN.copy(out, i, 0, Math.min(256, n - i));
-        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': n }).end(out);
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': n }).end(pattern(n));
+      } else if (url.pathname === '/stream') {
+        const out = pattern(Number(url.searchParams.get('n')) || 0);
+        const piece = Number(url.searchParams.get('piece')) || 65536;
+        const ms = Number(url.searchParams.get('ms')) || 0;
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': out.length });
+        let at = 0;
+        const next = () => {
+          if (res.destroyed) return;
+          res.write(out.subarray(at, at + piece));
+          at += piece;
+          if (at >= out.length) {
+            res.end();
+            return;
+          }
+          const t = setTimeout(() => {
+            timers.delete(t);
+            next();
+          }, ms);
+          timers.add(t);
+        };
+        next();
+      } else if (url.pathname === '/held') {
+        const out = pattern(Number(url.searchParams.get('n')) || 0);
+        const first = Math.min(out.length, 65536);
+        res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': out.length });
+        res.write(out.subarray(0, first));
+        held.set(url.searchParams.get('id'), { sent: first, go: () => res.end(out.subarray(first)) });
+      } else if (url.pathname === '/release') {
+        const h = held.get(url.searchParams.get('id'));
+        held.delete(url.searchParams.get('id'));
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ sent: h ? h.sent : 0, waiting: !!h }));
+        if (h) h.go();
       } else if (url.pathname === '/slow') {
         const t = setTimeout(() => {
           timers.delete(t);
@@ -125,9 +174,9 @@ async function closedPort() {
   return port;
 }
 
-export async function startWorkerServers() {
+export async function startWorkerServers({ isolated = false } = {}) {
   const requests = [];
-  const page = pageServer();
+  const page = pageServer(isolated);
   const api = apiServer(requests);
   const pagePort = await listen(page);
   const apiPort = await listen(api);
