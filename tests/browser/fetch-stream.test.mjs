@@ -1,0 +1,105 @@
+// Net::HTTP over fetch() on a page's main thread (the waiting transport,
+// js/ruby/transports/fetch-async.mjs, vm.evalAsync) with bodies that
+// stream: read_body's chunks come while the body is still coming (the
+// server holds the rest of a body until a request made inside read_body's
+// block lets it go), and request bodies from body_stream, with a
+// Content-Length and chunked, reach the server whole (Chromium streams a
+// fetch() upload only over HTTP/2: the transport sends the body in one).
+//
+// Needs Debian's `chromium` and playwright-core (skipped without them).
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startWorkerServers } from '../support/browser/worker-server.mjs';
+import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
+
+const PATTERN_RB = '(0..255).map(&:chr).join.b';
+const MiB = 1 << 20;
+
+describe('browser: streamed bodies over fetch() on the main thread (Chromium)', { skip, timeout: 300000 }, () => {
+  let servers;
+  let browser;
+  let page;
+  let logs;
+  const rbJSON = (code) => page.evaluate((code) => window.rbJSON(code), code);
+
+  before(async () => {
+    servers = await startWorkerServers();
+    browser = await launchChromium();
+    ({ page, logs } = await newLoggedPage(browser));
+    await page.goto(`${servers.origin}/blank`);
+    await page.evaluate(async () => {
+      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+      const { createRubyVM } = await import('/js/ruby/browser.mjs');
+      const ruby = await WebAssembly.compileStreaming(fetch('/node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
+      const { vm } = await createRubyVM({ ruby, RubyVM, wasi, print: false });
+      vm.eval("require 'net/http'; require 'json'; require 'stringio'");
+      window.rbJSON = async (code) => JSON.parse((await vm.evalAsync(`(begin\n${code}\nend).to_json`)).toString());
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await servers?.close();
+  });
+
+  test('read_body gets chunks while the body is still coming: a request made inside the block lets the rest go', async () => {
+    const n = 4 * MiB;
+    const r = await rbJSON(`
+      api = '${servers.api}'
+      sizes = []
+      release = nil
+      got = 0
+      uri = URI(api + '/held?n=${n}&id=main')
+      Net::HTTP.start(uri.host, uri.port) do |http|
+        http.request_get(uri.request_uri) do |res|
+          res.read_body do |chunk|
+            got += chunk.bytesize
+            sizes << chunk.bytesize
+            release ||= JSON.parse(Net::HTTP.get(URI(api + '/release?id=main'))).merge('had' => got)
+          end
+        end
+      end
+      { count: sizes.size, total: sizes.sum, release: release }`);
+    assert.equal(r.total, n, logs.join('\n'));
+    assert.ok(r.count > 1, `${r.count} chunks`);
+    assert.equal(r.release.waiting, true);
+    assert.ok(r.release.had <= 65536, JSON.stringify(r.release));
+  });
+
+  test('a 4 MiB body sent in 16 pieces comes in chunks as they arrive', async () => {
+    const r = await rbJSON(`
+      times = []
+      total = 0
+      t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+      uri = URI('${servers.api}/stream?n=${4 * MiB}&piece=262144&ms=40')
+      Net::HTTP.start(uri.host, uri.port) do |http|
+        http.request_get(uri.request_uri) do |res|
+          res.read_body { |c| total += c.bytesize; times << Process.clock_gettime(Process::CLOCK_MONOTONIC) - t }
+        end
+      end
+      { count: times.size, total: total, span: times.last - times.first }`);
+    assert.equal(r.total, 4 * MiB);
+    // (what arrived while Ruby was busy comes together)
+    assert.ok(r.count >= 4, `${r.count} chunks`);
+    assert.ok(r.span >= 0.4, JSON.stringify(r));
+  });
+
+  test('request bodies from body_stream, with a Content-Length and chunked, arrive whole', async () => {
+    const from = servers.requests.length;
+    const r = await rbJSON(`
+      bin = ${PATTERN_RB} * 1024
+      uri = URI('${servers.api}/echo')
+      Net::HTTP.start(uri.host, uri.port) do |http|
+        [true, false].map do |sized|
+          req = Net::HTTP::Post.new(uri, 'Content-Type' => 'application/octet-stream')
+          req.body_stream = StringIO.new(bin)
+          if sized then req.content_length = bin.bytesize else req['Transfer-Encoding'] = 'chunked' end
+          res = http.request(req)
+          echo = JSON.parse(res.body)
+          [res.code, echo['length'], echo['hex'] == bin.unpack1('H*')]
+        end
+      end`);
+    assert.deepEqual(r, [['200', 262144, true], ['200', 262144, true]], logs.join('\n'));
+    assert.deepEqual(servers.requests.slice(from).filter((q) => q.method === 'POST').map((q) => `${q.url} ${q.length}`), ['/echo 262144', '/echo 262144']);
+  });
+});
