@@ -69,6 +69,30 @@ export const sizes = {
 };
 
 /**
+ * The TLS settings Ruby sends with open and starttls (their tlsJson: a JSON
+ * object of these keys; a key left out is false, empty or unset), as
+ * NetHttpWasm.tls_params (ruby/net_http_wasm/tls.rb) writes them from a
+ * Net::HTTP or an SSLContext: [type, meaning]. The bridge rejects a key or
+ * a type not declared here; tests/unit/bridge-schema.test.mjs checks that
+ * the Ruby side writes only these keys and the transports read only these.
+ */
+export const tlsSettings = {
+  verify: ['boolean', 'the peer is verified (verify_mode other than VERIFY_NONE)'],
+  ca: ['string[]', 'certificates to trust, PEM (ca_file, ca_path and cert_store read in the VM)'],
+  caFiles: ['string[]', 'files of certificates to trust, read by the host'],
+  caDirs: ['string[]', 'folders of certificates to trust, read by the host (ca_path, X509::Store#add_path)'],
+  defaultPaths: ['boolean', "the host's default roots are trusted too (no cert_store, or one with set_default_paths)"],
+  servername: ['string', 'the name sent as SNI and checked against the certificate'],
+  chain: ['boolean', "the peer's chain is sent back for a verify_callback (the peer line of open's reply)"],
+  verifyHostname: ['boolean', 'false: the certificate is not checked against the name (verify_hostname = false)'],
+  cert: ['string', 'the client certificate, PEM'],
+  key: ['string', 'the client private key, PEM'],
+  minVersion: ['string', 'the lowest protocol version, as node:tls names it ("TLSv1.2")'],
+  maxVersion: ['string', 'the highest protocol version'],
+  ciphers: ['string', 'the cipher list, OpenSSL\'s syntax'],
+};
+
+/**
  * The calls Ruby makes on the bridge (NetHttpWasm.bridge: js/ruby/bridge.mjs),
  * by method name: their arguments, their reply, and whether they may wait
  * for the network (`waits`: a waiting transport answers with a promise of

@@ -120,7 +120,8 @@ const waiting = Object.keys(bridge.calls).filter((k) => bridge.calls[k].waits);
 const js =
   `// ${banner}\n` +
   bridgeEntries.map((e) => `/** ${e.doc} */\nexport const ${e.name} = ${e.value};\n`).join('') +
-  `/** The bridge calls that may wait for the network (schema/bridge.mjs calls). */\nexport const WAITING_CALLS = new Set(${JSON.stringify(waiting)});\n`;
+  `/** The bridge calls that may wait for the network (schema/bridge.mjs calls). */\nexport const WAITING_CALLS = new Set(${JSON.stringify(waiting)});\n` +
+  `/** The TLS settings' keys and types (schema/bridge.mjs tlsSettings). */\nexport const TLS_SETTINGS = Object.freeze(${JSON.stringify(Object.fromEntries(Object.entries(bridge.tlsSettings).map(([k, [type]]) => [k, type])))});\n`;
 const rb =
   `# frozen_string_literal: true\n# ${banner}\n\nmodule NetHttpWasm\n` +
   bridgeEntries.map((e) => `  # ${e.doc}\n  ${e.name} = ${e.value}\n`).join('') +

@@ -14,7 +14,7 @@ import { Connections } from './connections.mjs';
 import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { Waits, waitFor } from './waits.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, UNSENT_MAX, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, TLS_SETTINGS } from './constants.mjs';
 
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
@@ -70,10 +70,16 @@ export class Bridge extends Waits {
   // (Net::HTTP#local_host / local_port); `upgrade` true: TLS will start
   // over the connection (starttls: HTTPS through a proxy).
   open(host, port, tlsJson, timeoutMs, local, upgrade) {
+    let tls = null;
+    try {
+      if (tlsJson != null) tls = readTlsSettings(tlsJson);
+    } catch (e) {
+      return this.reply(`!ArgumentError\n${e.message}`);
+    }
     const spec = {
       host: String(host),
       port: Number(port),
-      tls: tlsJson == null ? null : JSON.parse(String(tlsJson)),
+      tls,
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
       upgrade: !!upgrade,
     };
@@ -96,10 +102,16 @@ export class Bridge extends Waits {
   starttls(id, tlsJson, timeoutMs) {
     const conn = this.conns.get(id);
     if (!conn || conn.closed || !this.transport.upgrade) return this.reply('!IOError\nclosed stream');
+    let tls;
+    try {
+      tls = readTlsSettings(tlsJson);
+    } catch (e) {
+      return this.reply(`!ArgumentError\n${e.message}`);
+    }
     const spec = {
       host: conn.peer.host,
       port: conn.peer.port,
-      tls: JSON.parse(String(tlsJson)),
+      tls,
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
     };
     const done = (r) => {
@@ -487,6 +499,18 @@ export class Bridge extends Waits {
   reply(v) {
     return this.blocking ? v : Promise.resolve(v);
   }
+}
+
+// The TLS settings of open and starttls (schema/bridge.mjs tlsSettings)
+// from their JSON; a key or a type not declared there throws.
+function readTlsSettings(json) {
+  const settings = JSON.parse(String(json));
+  for (const [k, v] of Object.entries(settings)) {
+    const type = TLS_SETTINGS[k];
+    const ok = type === 'string[]' ? Array.isArray(v) && v.every((x) => typeof x === 'string') : typeof v === type;
+    if (!ok) throw new TypeError(type ? `TLS setting ${k}: a ${type}, not ${JSON.stringify(v)}` : `${k} is not a TLS setting`);
+  }
+  return settings;
 }
 
 // waitFor over several connections: true when ready() holds after an

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { calls } from '../../schema/bridge.mjs';
+import { calls, tlsSettings } from '../../schema/bridge.mjs';
 import { Bridge } from '../../js/ruby/bridge.mjs';
 import { WAITING_CALLS } from '../../js/ruby/constants.mjs';
 
@@ -78,4 +78,48 @@ test('every bridge call of the Ruby side is declared, with a count of arguments 
   // (deferred is made with the name of a waiting call)
   const unused = Object.keys(calls).filter((k) => !seen.has(k));
   assert.deepEqual(unused, [], 'declared calls the Ruby side never makes');
+});
+
+// The keys of TLS settings a source writes (Ruby: h['key'] and 'key' =>
+// in the files that build them) or reads (JS: settings.key).
+const keysIn = (text, re) => new Set([...text.matchAll(re)].map((m) => m[1]));
+
+test('the TLS settings are declared once: Ruby writes only declared keys, the transports read only those, every key both', () => {
+  const written = new Set();
+  for (const f of ['net_http_wasm/tls.rb', 'net_http_wasm/ssl_socket.rb', 'net_http_wasm/patches.rb']) {
+    const text = readFileSync(new URL(f, root), 'utf8');
+    for (const k of keysIn(text, /h\['(\w+)'\]/g)) written.add(k);
+    for (const k of keysIn(text, /'(\w+)' =>/g)) written.add(k);
+  }
+  const transports = new URL('../../js/ruby/transports/', import.meta.url);
+  const read = new Set();
+  for (const f of readdirSync(transports)) for (const k of keysIn(readFileSync(new URL(f, transports), 'utf8'), /\bsettings\.(\w+)/g)) read.add(k);
+  const declared = Object.keys(tlsSettings);
+  for (const k of written) assert.ok(declared.includes(k), `the Ruby side writes TLS setting ${k}, not declared`);
+  for (const k of read) assert.ok(declared.includes(k), `a transport reads TLS setting ${k}, not declared`);
+  assert.deepEqual(declared.filter((k) => !written.has(k)), [], 'declared TLS settings the Ruby side never writes');
+  assert.deepEqual(declared.filter((k) => !read.has(k)), [], 'declared TLS settings no transport reads');
+});
+
+test('open and starttls take declared TLS settings as they are, and refuse others with an ArgumentError naming them', () => {
+  const specs = [];
+  const transport = {
+    open: (_bridge, spec) => (specs.push(spec), 'errno\nECONNREFUSED'),
+    upgrade: (_bridge, _conn, spec) => (specs.push(spec), 'errno\nECONNRESET'),
+    blocking: true,
+  };
+  const bridge = new Bridge({ buffer: new ArrayBuffer(0) }, { profile: 'ruby-4.0', wasmCodec: null }, transport);
+  const good = { verify: true, ca: ['PEM'], caFiles: [], caDirs: ['/etc/ssl/certs'], defaultPaths: false, servername: 'example.test', minVersion: 'TLSv1.2' };
+  assert.equal(bridge.open('example.test', 443, JSON.stringify(good), 1000, null, false), '!errno\nECONNREFUSED');
+  assert.deepEqual(specs[0].tls, good);
+  assert.equal(bridge.open('example.test', 443, JSON.stringify({ verify: true, sessionTicket: 'x' }), 1000, null, false), '!ArgumentError\nsessionTicket is not a TLS setting');
+  assert.equal(bridge.open('example.test', 443, JSON.stringify({ verify: 'yes' }), 1000, null, false), '!ArgumentError\nTLS setting verify: a boolean, not "yes"');
+  assert.equal(bridge.open('example.test', 443, JSON.stringify({ ca: ['PEM', 1] }), 1000, null, false), '!ArgumentError\nTLS setting ca: a string[], not ["PEM",1]');
+  assert.equal(specs.length, 1, 'refused settings never reach the transport');
+  // starttls over an open connection
+  bridge.conns.set(7, { closed: false, peer: { host: 'example.test', port: 443 }, close() {} });
+  assert.equal(bridge.starttls(7, JSON.stringify({ verify: false, servername: 'proxy.test' }), -1), '!errno\nECONNRESET');
+  assert.deepEqual(specs[1].tls, { verify: false, servername: 'proxy.test' });
+  bridge.conns.set(8, { closed: false, peer: { host: 'example.test', port: 443 }, close() {} });
+  assert.equal(bridge.starttls(8, JSON.stringify({ verfy: false }), -1), '!ArgumentError\nverfy is not a TLS setting');
 });
