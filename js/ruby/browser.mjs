@@ -9,6 +9,7 @@ import { install, prepare } from './install.mjs';
 import { init } from '../index.mjs';
 import { xhrSyncTransport } from './transports/xhr-sync.mjs';
 import { fetchSyncTransport, canStream } from './transports/fetch-sync.mjs';
+import { hasJspi, jspiState, jspiImports, jspiEval } from './transports/jspi.mjs';
 
 const host = { defaultTransport: 'fetch', blockingFetch };
 
@@ -61,14 +62,19 @@ export function installNetHttp(vm, options = {}) {
  *   rubygems true (default): `require 'rubygems'`
  *   print    (text, fd) => …: Ruby's $stdout (fd 1) and $stderr (fd 2), line
  *            by line (default: console.log / console.warn; false: dropped)
+ *   jspi     true: the VM made for JavaScript Promise Integration (where the
+ *            engine has WebAssembly.Suspending): evalJspi(code) runs Ruby
+ *            whose waits suspend the VM (transports/jspi.mjs)
  * The other options go to installNetHttp. Returns { vm, handle, wasi (the
- * WASI instance), dispose() }.
+ * WASI instance), evalJspi (with jspi), dispose() }.
  */
 export async function createRubyVM(options = {}) {
-  const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, ...netHttp } = options;
+  const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, jspi = false, ...netHttp } = options;
   if (!(ruby instanceof WebAssembly.Module)) throw new TypeError('createRubyVM: ruby must be a compiled WebAssembly.Module of ruby.wasm');
   if (!RubyVM || typeof RubyVM.instantiateModule !== 'function') throw new TypeError("createRubyVM: RubyVM must be @ruby/wasm-wasi's RubyVM");
   if (!shim || typeof shim.WASI !== 'function') throw new TypeError('createRubyVM: wasi must be the module @bjorn3/browser_wasi_shim');
+  if (jspi && !hasJspi()) throw new TypeError('createRubyVM: { jspi: true } needs JavaScript Promise Integration (WebAssembly.Suspending; Chromium 137 or later)');
+  if (jspi && netHttp.blocking) throw new TypeError('createRubyVM: { jspi: true } waits over fetch() by suspending the VM: it takes no { blocking: true }');
   await init();
   const { WASI, File, Directory, OpenFile, PreopenDirectory, ConsoleStdout } = shim;
   const out = print === undefined ? (text, fd) => (fd === 1 ? console.log(text) : console.warn(text)) : print;
@@ -92,7 +98,8 @@ export async function createRubyVM(options = {}) {
   const vars = { ...env };
   if (tmp && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
   const wasi = new WASI(['ruby'], Object.entries(vars).map(([k, v]) => `${k}=${v}`), fds, { debug: false });
-  const { vm } = await RubyVM.instantiateModule({ module: ruby, wasip1: wasi });
+  const state = jspi ? jspiState() : null;
+  const { vm } = await RubyVM.instantiateModule({ module: ruby, wasip1: wasi, ...(state && { addToImports: jspiImports(state) }) });
   prepare(vm, { loadPath, rubygems });
   const handle = installNetHttp(vm, netHttp);
   // (the streaming transport's helper Worker, started)
@@ -101,6 +108,7 @@ export async function createRubyVM(options = {}) {
     vm,
     handle,
     wasi,
+    ...(state && { evalJspi: jspiEval(vm, state) }),
     async dispose() {
       await handle.uninstall();
     },
