@@ -173,7 +173,12 @@ export function createRubyVM(options: CreateBrowserRubyVMOptions): Promise<{
   dispose(): Promise<void>;
 }>;
 
-/** A ruby.wasm VM with folders mounted, /tmp, the environment, rubygems and Net::HTTP (Node.js). */
+/**
+ * A ruby.wasm VM with folders mounted, /tmp, the environment, rubygems and Net::HTTP (Node.js).
+ * Once its WebAssembly code traps (deep recursion in Ruby's C code, say), the VM is dead: the
+ * pending `vm.evalAsync` calls reject and every later call fails at once, with an Error whose
+ * `code` is 'ERR_RUBY_VM_DEAD' (the trap is its `cause`); `dispose()` still cleans up.
+ */
 export function createRubyVM(options?: CreateRubyVMOptions): Promise<{
   vm: RubyVMLike & { evalAsync(code: string): Promise<{ toString(): string }> };
   handle: InstallHandle;

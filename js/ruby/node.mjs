@@ -13,6 +13,7 @@ import { pathToFileURL } from 'node:url';
 import { install, prepare, reserveMalloc } from './install.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
+import { guardVM } from './vm-guard.mjs';
 
 const host = {
   defaultTransport: 'node',
@@ -95,7 +96,10 @@ export function installNetHttp(vm, options = {}) {
  *            machine a fresh VM boots and reaches its steady request rate
  *            much sooner (benchmarks/rubywasm-boot.mjs), CPU-heavy Ruby
  *            code runs slower.
- * Returns { vm, handle, tmp, dispose() }.
+ * Returns { vm, handle, tmp, dispose() }. Once the VM's WebAssembly code
+ * traps (it is then left half-way through a call), the VM is dead: the
+ * pending vm.evalAsync calls reject, and every later call fails at once, with
+ * an Error of code 'ERR_RUBY_VM_DEAD' (js/ruby/vm-guard.mjs).
  */
 export async function createRubyVM(options = {}) {
   const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, ...netHttp } = options;
@@ -162,6 +166,8 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   prepare(vm, { loadPath, rubygems });
   const handle = installNetHttp(vm, { ...netHttp, reserve: 0 });
+  // a trap kills the VM: what waits on it rejects rather than hangs
+  guardVM(vm, handle.bridge);
   return {
     vm,
     handle,

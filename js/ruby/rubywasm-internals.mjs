@@ -9,6 +9,8 @@
 //   vm.guest.rbIntern, rbErrinfo, rbClearErrinfo    a method's ID; an error's
 //   vm.interfaceState.hasJSFrameAfterRbFrame        a call nested in Ruby's
 //   vm.privateObject().exceptionFormatter           errors worded as vm.eval's
+//   vm.guest's methods, vm.guest._registry0         a dead VM's calls refused, its
+//                                                   handles' finalizers let go (vm-guard.mjs)
 
 // How the bridge resumes a fiber that waits on a promise (a waiting
 // transport; Waits#park, waits.mjs): it calls NetHttpWasm.__wake. ruby.wasm 2.10 keeps
