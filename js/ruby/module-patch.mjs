@@ -1,0 +1,419 @@
+// A fresh ruby.wasm VM without zeroing memory that is zero already.
+//
+// wasi-libc's mmap has no lazily-zeroed pages to give: it mallocs the
+// mapping and memsets all of it, and Ruby 3.4 and later mmap ~256 MiB at
+// boot (Init_default_shapes: the shape tree and its red-black cache), fiber
+// pools more with each expansion. So a stock VM writes every page of that
+// at boot (~0.8 s on a machine where the first touch of a page costs 3 µs)
+// and keeps it resident, though Ruby touches little of it.
+//
+// patchRubyWasm rewrites two function bodies of a ruby.wasm module's bytes,
+// in place (each keeps its size: no section moves, nothing is copied):
+//   memset  musl's byte and word loop → memory.fill
+//   mmap    for MAP_ANONYMOUS, zeroes only the part of the mapping below the
+//           memory's size before its malloc: memory that this malloc grew is
+//           fresh from memory.grow, zero, and malloc writes its chunk
+//           headers outside the block it returns
+// Each is recognised by its exact code (known ruby.wasm 2.10 builds: Ruby
+// 3.2 to head, with and without the standard library, debug builds too);
+// anything else is left as it is. No dependency, no node: module: the same
+// code runs in browsers.
+
+/**
+ * Patches ruby.wasm module bytes in place (a Uint8Array, Buffer or
+ * ArrayBuffer: compile the same bytes afterwards); { mmap: false } rewrites
+ * memset only. Returns
+ * { memset, mmap }: whether each was found and rewritten. Bytes that are
+ * not a known ruby.wasm build, or not a wasm module, are left untouched.
+ */
+export function patchRubyWasm(bytes, { mmap: withMmap = true } = {}) {
+  const buf = bytes instanceof Uint8Array ? bytes : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : new Uint8Array(bytes);
+  const out = { memset: false, mmap: false };
+  let mod;
+  try {
+    mod = scan(buf);
+  } catch {
+    return out;
+  }
+  if (!mod) return out;
+  const { candidates, types, funcType, nImports } = mod;
+  const typeOf = (f) => types[funcType[f - nImports]];
+  // memset: (i32, i32, i32) → i32, one of musl's two known bodies
+  const memsets = candidates.filter((b) => MEMSET_SIZES.includes(b.size) && sameType(typeOf(b.index), [I32, I32, I32], [I32]) && MEMSET_SHA256.includes(hex(sha256(buf.subarray(b.start, b.end)))));
+  if (memsets.length !== 1) return out;
+  // mmap: (i32, i32, i32, i32, i32, i64) → i32, wasi-libc's, calling malloc,
+  // pread and that memset
+  const mmaps = [];
+  for (const b of candidates) {
+    if (MEMSET_SIZES.includes(b.size) || !sameType(typeOf(b.index), [I32, I32, I32, I32, I32, I64], [I32])) continue;
+    const m = matchMmap(buf, b);
+    if (m) mmaps.push({ ...m, body: b });
+  }
+  fill(buf, memsets[0], MEMSET_FILL);
+  out.memset = true;
+  const mmap = mmaps.length === 1 ? mmaps[0] : null;
+  if (withMmap && mmap && mmap.calls[2] === memsets[0].index) {
+    const [malloc, pread] = mmap.calls;
+    if (malloc >= nImports && pread >= nImports && sameType(typeOf(malloc), [I32], [I32]) && sameType(typeOf(pread), [I32, I32, I32, I64], [I32])) {
+      const code = mmapBody(malloc, pread, mmap.errno);
+      if (code.length <= mmap.body.size) {
+        fill(buf, mmap.body, code);
+        out.mmap = true;
+      }
+    }
+  }
+  return out;
+}
+
+const I32 = 0x7f;
+const I64 = 0x7e;
+
+// musl's memset as ruby.wasm's builds compile it (release; debug)
+const MEMSET_SIZES = [408, 414];
+const MEMSET_SHA256 = [
+  '32a340076e6db01fc1662a9c8640682097564c2d57cae4ec07aa06332ff173f0',
+  '3c16272f2af4efab09d18561c1b831686e1600f622b0eecd8f16d7a8d6c61b1d',
+];
+
+// memset(dst, c, n) = dst, as memory.fill (which takes c's low byte);
+// nothing at all for n = 0 (memory.fill would check dst's bounds)
+const MEMSET_FILL = [
+  0x00, // no locals
+  0x20, 0x02, 0x04, 0x40, // if n
+  0x20, 0x00, 0x20, 0x01, 0x20, 0x02, 0xfc, 0x0b, 0x00, // memory.fill dst c n
+  0x0b,
+  0x20, 0x00, // dst
+];
+
+// wasi-libc's mmap in every known build (ruby.wasm 2.10, Ruby 3.2 to head),
+// with its call targets and errno's address taken out: the sha-256 of its
+// instructions as canon() writes them
+const MMAP_SHA256 = ['744ee1583fb361f7f107861471f4e4e4fba02e10d479d3ca4484ac0bdc812b49'];
+const MMAP_FLAGS_MASK = 1327360; // the MAP_ flags it refuses, besides MAP_FIXED
+
+// Reads mmap's instructions: call targets and errno's address (an i32.const
+// of 2^20 or more other than the flags mask, the same each time) are taken
+// out of what is hashed. Returns { calls, errno } if it is the known mmap.
+function matchMmap(buf, b) {
+  const canon = [];
+  const calls = [];
+  let errno = null;
+  const r = { p: b.start };
+  const u = () => leb(buf, r);
+  const s = () => sleb(buf, r);
+  const nLocals = u();
+  for (let i = 0; i < nLocals; i++) {
+    canon.push(0xff, u() & 0xff, buf[r.p++]);
+  }
+  while (r.p < b.end) {
+    const op = buf[r.p++];
+    canon.push(op);
+    switch (op) {
+      case 0x02: case 0x03: case 0x04: // block, loop, if: empty type only
+        if (buf[r.p++] !== 0x40) return null;
+        break;
+      case 0x0b: case 0x0f: case 0x1a: case 0x1b: case 0x45: case 0x46: case 0x47: case 0x48: case 0x49:
+      case 0x6a: case 0x6b: case 0x71: case 0x7c: case 0xad:
+        break;
+      case 0x0c: case 0x0d: case 0x20: case 0x21: case 0x22:
+        canon.push(u() & 0xff);
+        break;
+      case 0x10:
+        calls.push(u());
+        break;
+      case 0x41: {
+        const v = s();
+        if (v >= 1 << 20 && v !== MMAP_FLAGS_MASK) {
+          if (errno !== null && errno !== v) return null;
+          errno = v;
+        } else {
+          canon.push(v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, (v >> 24) & 0xff);
+        }
+        break;
+      }
+      case 0x28: case 0x36: case 0x37: // i32.load, i32.store, i64.store
+        canon.push(u() & 0xff, u() & 0xff);
+        break;
+      default:
+        return null;
+    }
+  }
+  if (r.p !== b.end || calls.length !== 3 || errno === null) return null;
+  if (!MMAP_SHA256.includes(hex(sha256(Uint8Array.from(canon))))) return null;
+  return { calls, errno };
+}
+
+// mmap(addr, length, prot, flags, fd, offset), as wasi-libc's (same checks,
+// same errno values, same header before the block), except that an
+// anonymous mapping is zeroed only below the memory's size before malloc
+// (local 6) when malloc grew the memory. Locals: 0 addr (then the header,
+// then the block), 1 length, 2 prot, 3 flags, 4 fd, 5 offset.
+function mmapBody(malloc, pread, errno) {
+  const E = [0x41, ...slebBytes(errno)];
+  return [
+    0x01, 0x01, I32, // local 6: the memory's size (pages) before malloc
+    0x02, 0x40, // block $einval
+    0x20, 0x03, 0x41, ...slebBytes(MMAP_FLAGS_MASK | 0x10), 0x71, 0x0d, 0x00, // those and MAP_FIXED
+    0x20, 0x03, 0x41, 0x03, 0x71, 0x41, 0x01, 0x6b, 0x41, 0x02, 0x4f, 0x0d, 0x00, // not MAP_PRIVATE or MAP_SHARED alone
+    0x20, 0x02, 0x41, 0x04, 0x71, 0x20, 0x02, 0x45, 0x72, 0x0d, 0x00, // PROT_EXEC, PROT_NONE
+    0x20, 0x01, 0x45, 0x0d, 0x00, // length 0
+    0x02, 0x40, // block $enomem
+    0x20, 0x01, 0x41, 0x18, 0x6a, 0x22, 0x00, 0x20, 0x01, 0x49, 0x0d, 0x00, // length + header overflows
+    0x3f, 0x00, 0x21, 0x06,
+    0x20, 0x00, 0x10, ...lebBytes(malloc), 0x22, 0x00, 0x45, 0x0d, 0x00,
+    0x20, 0x00, 0x20, 0x01, 0x36, 0x02, 0x10, // length
+    0x20, 0x00, 0x20, 0x05, 0x37, 0x03, 0x08, // offset
+    0x20, 0x00, 0x20, 0x03, 0x36, 0x02, 0x04, // flags
+    0x20, 0x00, 0x20, 0x02, 0x36, 0x02, 0x00, // prot
+    0x20, 0x00, 0x41, 0x18, 0x6a, 0x21, 0x00, // the block, after the header
+    0x20, 0x03, 0x41, 0x20, 0x71, 0x04, 0x40, // MAP_ANONYMOUS
+    0x20, 0x00, 0x41, 0x00,
+    // room = (old size << 16) - block; n = min(room, length) if malloc grew the memory, else length
+    0x20, 0x06, 0x41, 0x10, 0x74, 0x20, 0x00, 0x6b, 0x22, 0x02,
+    0x20, 0x01, 0x20, 0x02, 0x20, 0x01, 0x49, 0x1b,
+    0x20, 0x01, 0x3f, 0x00, 0x20, 0x06, 0x47, 0x1b,
+    0xfc, 0x0b, 0x00,
+    0x20, 0x00, 0x0f,
+    0x0b,
+    // a file's contents: pread until length bytes are read or the file ends
+    0x20, 0x00, 0x21, 0x02,
+    0x03, 0x40, // loop
+    0x02, 0x40, // block $again
+    0x20, 0x04, 0x20, 0x02, 0x20, 0x01, 0x20, 0x05, 0x10, ...lebBytes(pread), 0x22, 0x03, 0x41, 0x00, 0x48,
+    0x04, 0x40, // failed: again on EINTR
+    ...E, 0x28, 0x02, 0x00, 0x41, 0x1b, 0x46, 0x0d, 0x01,
+    0x41, 0x7f, 0x0f,
+    0x0b,
+    0x20, 0x03, 0x45, 0x04, 0x40, 0x20, 0x00, 0x0f, 0x0b, // end of file
+    0x20, 0x02, 0x20, 0x03, 0x6a, 0x21, 0x02,
+    0x20, 0x01, 0x20, 0x03, 0x6b, 0x21, 0x01,
+    0x20, 0x03, 0xad, 0x20, 0x05, 0x7c, 0x21, 0x05,
+    0x0b,
+    0x20, 0x01, 0x0d, 0x00,
+    0x0b,
+    0x20, 0x00, 0x0f,
+    0x0b,
+    ...E, 0x41, 0x30, 0x36, 0x02, 0x00, 0x41, 0x7f, 0x0f, // ENOMEM
+    0x0b,
+    ...E, 0x41, 0x1c, 0x36, 0x02, 0x00, 0x41, 0x7f, // EINVAL
+  ];
+}
+
+// Writes code over a function body (its locals and instructions, without
+// the final end), nop-padded to the body's size.
+function fill(buf, b, code) {
+  buf.set(code, b.start);
+  buf.fill(0x01, b.start + code.length, b.end - 1);
+  buf[b.end - 1] = 0x0b;
+}
+
+// The module's function types, each defined function's type, and the
+// places of the code bodies of the sizes looked at (memset's, and mmap's
+// 260 to 280 bytes); null if these bytes are not a wasm module.
+function scan(buf) {
+  if (buf.length < 8 || buf[0] !== 0 || buf[1] !== 0x61 || buf[2] !== 0x73 || buf[3] !== 0x6d || buf[4] !== 1) return null;
+  const r = { p: 8 };
+  const u = () => leb(buf, r);
+  const types = [];
+  let funcType = null;
+  let nImports = 0;
+  let candidates = null;
+  while (r.p < buf.length) {
+    const id = buf[r.p++];
+    const size = u();
+    const end = r.p + size;
+    if (end > buf.length) return null;
+    if (id === 1) {
+      for (let n = u(), i = 0; i < n; i++) {
+        if (buf[r.p++] !== 0x60) return null;
+        const params = [];
+        for (let k = u(); k > 0; k--) params.push(buf[r.p++]);
+        const results = [];
+        for (let k = u(); k > 0; k--) results.push(buf[r.p++]);
+        types.push({ params, results });
+      }
+    } else if (id === 2) {
+      for (let n = u(), i = 0; i < n; i++) {
+        for (let k = 0; k < 2; k++) {
+          const len = u(); // module and field names
+          r.p += len;
+        }
+        const kind = buf[r.p++];
+        if (kind === 0) {
+          u();
+          nImports++;
+        } else if (kind === 1 || kind === 2) {
+          if (kind === 1) r.p++; // reftype
+          const limits = buf[r.p++];
+          u();
+          if (limits & 1) u();
+        } else if (kind === 3) r.p += 2;
+        else if (kind === 4) {
+          r.p++;
+          u();
+        } else return null;
+      }
+    } else if (id === 3) {
+      const n = u();
+      funcType = new Uint32Array(n);
+      for (let i = 0; i < n; i++) funcType[i] = u();
+    } else if (id === 10) {
+      candidates = [];
+      const n = u();
+      if (!funcType || n !== funcType.length) return null;
+      // (a hot loop over ~18,000 bodies: LEB sizes read inline)
+      let p = r.p;
+      for (let i = 0; i < n; i++) {
+        let sz = buf[p++];
+        if (sz & 0x80) {
+          sz &= 0x7f;
+          let shift = 7;
+          let b;
+          do {
+            b = buf[p++];
+            sz += (b & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (b & 0x80 && shift < 35);
+        }
+        if (MEMSET_SIZES.includes(sz) || (sz >= 260 && sz <= 280)) candidates.push({ index: i + nImports, start: p, size: sz, end: p + sz });
+        p += sz;
+      }
+      if (p !== end) return null;
+    }
+    r.p = end;
+  }
+  if (!candidates) return null;
+  return { types, funcType, nImports, candidates };
+}
+
+function sameType(t, params, results) {
+  return !!t && t.params.length === params.length && t.results.length === results.length && t.params.every((v, i) => v === params[i]) && t.results.every((v, i) => v === results[i]);
+}
+
+function leb(buf, r) {
+  let v = 0;
+  let shift = 0;
+  let b;
+  do {
+    b = buf[r.p++];
+    v += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (b & 0x80 && shift < 35);
+  return v;
+}
+
+function sleb(buf, r) {
+  let v = 0;
+  let shift = 0;
+  let b;
+  do {
+    b = buf[r.p++];
+    v |= (b & 0x7f) << shift;
+    shift += 7;
+  } while (b & 0x80 && shift < 35);
+  if (shift < 32 && b & 0x40) v |= -1 << shift;
+  return v | 0;
+}
+
+function lebBytes(v) {
+  const o = [];
+  do {
+    let x = v & 0x7f;
+    v >>>= 7;
+    if (v) x |= 0x80;
+    o.push(x);
+  } while (v);
+  return o;
+}
+
+function slebBytes(v) {
+  const o = [];
+  for (;;) {
+    const x = v & 0x7f;
+    v >>= 7;
+    if ((v === 0 && !(x & 0x40)) || (v === -1 && x & 0x40)) {
+      o.push(x);
+      return o;
+    }
+    o.push(x | 0x80);
+  }
+}
+
+function hex(bytes) {
+  let s = '';
+  for (const b of bytes) s += b.toString(16).padStart(2, '0');
+  return s;
+}
+
+// SHA-256 (FIPS 180-4), for the few short bodies compared here.
+const K = new Uint32Array([
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+]);
+
+export function sha256(data) {
+  const n = data.length;
+  const padded = new Uint8Array(((n + 9 + 63) >> 6) << 6);
+  padded.set(data);
+  padded[n] = 0x80;
+  const dv = new DataView(padded.buffer);
+  dv.setUint32(padded.length - 8, Math.floor(n / 0x20000000));
+  dv.setUint32(padded.length - 4, (n << 3) >>> 0);
+  const h = new Uint32Array([0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19]);
+  const w = new Uint32Array(64);
+  const rot = (x, k) => (x >>> k) | (x << (32 - k));
+  for (let off = 0; off < padded.length; off += 64) {
+    for (let i = 0; i < 16; i++) w[i] = dv.getUint32(off + i * 4);
+    for (let i = 16; i < 64; i++) {
+      const a = w[i - 15];
+      const b = w[i - 2];
+      w[i] = w[i - 16] + (rot(a, 7) ^ rot(a, 18) ^ (a >>> 3)) + w[i - 7] + (rot(b, 17) ^ rot(b, 19) ^ (b >>> 10));
+    }
+    let [a, b, c, d, e, f, g, hh] = h;
+    for (let i = 0; i < 64; i++) {
+      const t1 = (hh + (rot(e, 6) ^ rot(e, 11) ^ rot(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i]) >>> 0;
+      const t2 = ((rot(a, 2) ^ rot(a, 13) ^ rot(a, 22)) + ((a & b) ^ (a & c) ^ (b & c))) >>> 0;
+      hh = g;
+      g = f;
+      f = e;
+      e = (d + t1) >>> 0;
+      d = c;
+      c = b;
+      b = a;
+      a = (t1 + t2) >>> 0;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+  }
+  const out = new Uint8Array(32);
+  const ov = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) ov.setUint32(i * 4, h[i]);
+  return out;
+}
+
+/**
+ * Gives malloc `bytes` of a VM's memory before Ruby starts (given the
+ * instance's exports, as reserveMalloc in install.mjs), as a free block
+ * that is not malloc's top chunk: the block, then a small one allocated
+ * after it, then the first given back. Ruby's small allocations at boot
+ * come from it; a request larger than it (the mmaps of the shape tree and
+ * the fiber pool) grows the memory, so that a patched mmap need not zero
+ * it. (The top chunk's free memory would serve those mmaps, and be zeroed.)
+ */
+export function reserveBeside(exports, bytes) {
+  const realloc = exports && exports.cabi_realloc;
+  if (typeof realloc !== 'function' || !(bytes > 0)) return;
+  const n = Math.floor(bytes);
+  const p = realloc(0, 0, 8, n);
+  const q = realloc(0, 0, 8, 1 << 16); // larger than any free block yet: from the top, after p's
+  realloc(q, 1 << 16, 8, 8); // 8 bytes kept between the two
+  realloc(p, n, 8, 8);
+}
