@@ -187,10 +187,15 @@ module NetHttpWasm
     # IPSocket.getaddress: the host resolves the name (an IP address is
     # returned as it is).
     def getaddress(host)
+      getaddresses(host).first
+    end
+
+    # Every address of host, as the host's resolver gives them (getaddrinfo(3)'s order).
+    def getaddresses(host)
       h = host.to_s
-      return h if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
+      return [h] if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
       r = call_wait('resolve', h).to_s
-      return r unless r.start_with?('!')
+      return r.split("\n") unless r.start_with?('!')
       text = r == '!EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
       raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"
     end

@@ -103,7 +103,7 @@ export const tlsSettings = {
  * the Bridge's methods and every call in ruby/ against this table.
  */
 export const calls = {
-  resolve: { args: ['host'], reply: 'an address, or "!CODE"', waits: true },
+  resolve: { args: ['host'], reply: 'the addresses, one a line, or "!CODE"', waits: true },
   open: {
     args: ['host', 'port', 'tlsJson', 'timeoutMs', 'local', 'upgrade'],
     reply: '"id\\nfamily\\naddr\\nport\\nreused\\ncert[\\npeer...]", or "!kind\\ndetail"',

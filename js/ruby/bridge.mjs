@@ -56,8 +56,8 @@ export class Bridge extends Waits {
 
   // -- calls from Ruby --
 
-  // IPSocket.getaddress: an address, or "!CODE" (a Promise of it from a
-  // waiting transport).
+  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!CODE" (a
+  // Promise of it from a waiting transport).
   resolve(host) {
     if (!this.transport.resolve) return this.reply('!EAI_NONAME');
     return this.transport.resolve(String(host));

@@ -1132,3 +1132,46 @@ class << IO
     end
   end
 end
+
+# Resolv (Excon, and other clients that look names up themselves) reads
+# /etc/hosts and asks the DNS servers of /etc/resolv.conf over UDP: the VM
+# has neither. Once it is loaded, its default resolver asks the host, as
+# IPSocket.getaddress does (a name the host cannot resolve has no address,
+# as with Resolv's own resolvers).
+module NetHttpWasm
+  class HostResolver
+    def each_address(name, &block)
+      NetHttpWasm.getaddresses(name.to_s).each(&block)
+    rescue SocketError
+      nil
+    end
+
+    # (no reverse lookups: Resolv.getname raises Resolv::ResolvError)
+    def each_name(_address)
+      nil
+    end
+  end
+
+  def self.use_host_resolver
+    ::Resolv::DefaultResolver.instance_variable_set(:@resolvers, [HostResolver.new])
+  end
+
+end
+
+if defined?(::Resolv::DefaultResolver)
+  NetHttpWasm.use_host_resolver
+else
+  # (an alias chain, as rubygems makes its own: a module prepended to Kernel
+  # would recurse once rubygems aliases the require it finds)
+  module Kernel
+    alias_method :__nhw_require_before_resolv, :require
+    private :__nhw_require_before_resolv
+
+    def require(path)
+      loaded = __nhw_require_before_resolv(path)
+      NetHttpWasm.use_host_resolver if loaded && (path == 'resolv' || path == 'resolv.rb')
+      loaded
+    end
+    private :require
+  end
+end

@@ -422,6 +422,21 @@ const CLIENTS = {
     rescue Excon::Error::Socket => e
       p [e.class, e.message]
     end`,
+  'Excon by name: Resolv asks the host (localhost, a name nobody resolves)': `
+    require 'excon'
+    p [Resolv.getaddress('localhost'), Resolv.getaddresses('127.0.0.1')]
+    r = Excon.get("http://localhost:#{PORTS['http']}/byname")
+    p [r.status, r.body, r.remote_ip]
+    begin
+      Resolv.getaddress('no-such-host.invalid')
+    rescue Resolv::ResolvError => e
+      p [e.class, e.message]
+    end
+    begin
+      Excon.get("http://no-such-host.invalid:#{PORTS['http']}/")
+    rescue Excon::Error::Socket => e
+      p [e.class, e.message]
+    end`,
   'httpclient: a GET and a POST': `
     require 'httpclient'
     # its timeouts are Timeout.timeout's: a Thread natively; in ruby.wasm,

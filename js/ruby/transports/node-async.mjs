@@ -130,7 +130,7 @@ export function nodeAsyncTransport() {
       });
     },
     resolve(host) {
-      return new Promise((done) => lookup(host, (err, address) => done(err ? `!${err.code}` : address)));
+      return new Promise((done) => lookup(host, { all: true }, (err, addresses) => done(err ? `!${err.code}` : addresses.map((a) => a.address).join('\n'))));
     },
     // TCPServer: { listener, info }, or "errno\nCODE" (a promise of it)
     listen(bridge, spec) {

@@ -346,7 +346,7 @@ class BlockingIO {
     return { conn, info: a.info };
   }
 
-  // IPSocket.getaddress: an address or "!CODE".
+  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!CODE".
   resolve(host) {
     const id = this.nextId++;
     this.post({ op: 'lookup', id, host });

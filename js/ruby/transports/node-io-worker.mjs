@@ -140,7 +140,7 @@ port.on('message', (m) => {
       break;
     }
     case 'lookup':
-      lookup(m.host, (err, address) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : address }));
+      lookup(m.host, { all: true }, (err, addresses) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : addresses.map((a) => a.address).join('\n') }));
       break;
     case 'write':
       // in pieces, each reported when the OS has taken it
