@@ -10,6 +10,14 @@
 #   tcpsocket            seed 001's raw socket: a GET written to a TCPSocket (an
 #                        OpenSSL::SSL::SSLSocket over it for https), the response
 #                        read by its Content-Length
+#   excon                Excon (over TCPSocket) — one-off: Excon.get(url);
+#                        persistent: an Excon.new(origin, persistent: true) per lane
+#   httpclient           httpclient (over TCPSocket) — one-off: an HTTPClient per
+#                        request, its connection closed after it (reset_all);
+#                        persistent: one HTTPClient shared by the lanes
+#   httprb               http.rb (over TCPSocket; in ruby.wasm its parser is
+#                        net-http-wasm's HttpParser) — one-off: HTTP.get(url);
+#                        persistent: an HTTP.persistent(origin) client per lane
 #
 # ClientBench.setup(name, url, modes) → { mode => nil | "why not available" };
 # a run: start_run(len, sha256), then lane(mode, count) for each lane (at once
@@ -240,12 +248,91 @@ module ClientBench
     end
   end
 
+  class Excon
+    def initialize(uri, _modes)
+      require 'excon'
+      @uri = uri
+      @origin = "#{uri.scheme}://#{uri.host}:#{uri.port}"
+    end
+
+    def lane(mode, count, tally)
+      url = @uri.to_s
+      if mode == 'persistent'
+        conn = ::Excon.new(@origin, persistent: true)
+        path = @uri.request_uri
+        begin
+          ClientBench.each_request(count, tally) do
+            r = conn.get(path: path)
+            [r.status, r.body]
+          end
+        ensure
+          conn.reset
+        end
+      else
+        ClientBench.each_request(count, tally) do
+          r = ::Excon.get(url)
+          [r.status, r.body]
+        end
+      end
+    end
+  end
+
+  class HTTPClient
+    def initialize(uri, modes)
+      require 'httpclient'
+      @uri = uri
+      @shared = ::HTTPClient.new if modes.include?('persistent')
+    end
+
+    def lane(mode, count, tally)
+      url = @uri.to_s
+      ClientBench.each_request(count, tally) do
+        c = mode == 'persistent' ? @shared : ::HTTPClient.new
+        begin
+          r = c.get(url)
+          [r.status, r.body]
+        ensure
+          c.reset_all unless mode == 'persistent'
+        end
+      end
+    end
+  end
+
+  class HTTPRb
+    def initialize(uri, _modes)
+      require 'http'
+      @uri = uri
+      @origin = "#{uri.scheme}://#{uri.host}:#{uri.port}"
+    end
+
+    def lane(mode, count, tally)
+      if mode == 'persistent'
+        path = @uri.request_uri
+        ::HTTP.persistent(@origin) do |http|
+          ClientBench.each_request(count, tally) do
+            r = http.get(path)
+            [r.code, r.to_s]
+          end
+        end
+      else
+        url = @uri.to_s
+        ClientBench.each_request(count, tally) do
+          r = ::HTTP.get(url)
+          [r.code, r.to_s]
+        end
+      end
+    end
+  end
+
   CLIENTS = {
     'net-http' => NetHttp,
     'net-http-persistent' => NetHttpPersistent,
     'faraday' => Faraday,
     'open-uri' => OpenUri,
     'tcpsocket' => RawSocket,
+    'excon' => Excon,
+    'httpclient' => HTTPClient,
+    'httprb' => HTTPRb,
   }.freeze
 
   class << self
@@ -274,6 +361,9 @@ module ClientBench
       v = ["ruby #{RUBY_VERSION}", "net-http #{Net::HTTP::VERSION}"]
       v << "net-http-persistent #{Net::HTTP::Persistent::VERSION}" if defined?(Net::HTTP::Persistent::VERSION)
       v << "faraday #{::Faraday::VERSION}" if defined?(::Faraday::VERSION)
+      v << "excon #{::Excon::VERSION}" if defined?(::Excon::VERSION)
+      v << "httpclient #{::HTTPClient::VERSION}" if defined?(::HTTPClient::VERSION)
+      v << "http.rb #{::HTTP::VERSION}" if defined?(::HTTP::VERSION)
       v.join(', ')
     end
 

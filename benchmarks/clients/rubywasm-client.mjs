@@ -26,6 +26,10 @@ const RUBY_WASM_VERSION = JSON.parse(readFileSync(new URL('../../node_modules/@r
 const FEATURES = {
   'net-http-persistent': ['net/http/persistent', 'connection_pool'],
   faraday: ['faraday', 'ruby2_keywords', 'composite_io', 'net/http/persistent', 'connection_pool'],
+  excon: ['excon'],
+  httpclient: ['httpclient'],
+  // (http-parser: net-http-wasm's HttpParser stands in for the gem)
+  httprb: ['http', 'http/form_data', 'addressable/uri', 'public_suffix'],
 };
 
 // Where Debian (and `gem install`) put gems' Ruby files; NHW_BENCH_GEMS
@@ -67,8 +71,18 @@ function mountGems(name) {
   }
   if (!chosen.length) return { host: null, paths: [] };
   const host = tempDir('nhw-bench-gems-');
-  chosen.forEach((root, i) => cpSync(root, join(host, String(i)), { recursive: true, dereference: true }));
-  return { host, paths: chosen.map((_, i) => `/gems/${i}`) };
+  const paths = chosen.map((root, i) => {
+    // a gem's data/ beside its lib/ (addressable's Unicode tables) goes with it
+    const data = join(root, '..', 'data');
+    if (!(root.endsWith('/lib') && existsSync(data))) {
+      cpSync(root, join(host, String(i)), { recursive: true, dereference: true });
+      return `/gems/${i}`;
+    }
+    cpSync(root, join(host, String(i), 'lib'), { recursive: true, dereference: true });
+    cpSync(data, join(host, String(i), 'data'), { recursive: true, dereference: true });
+    return `/gems/${i}/lib`;
+  });
+  return { host, paths };
 }
 
 const name = process.argv[2];

@@ -88,6 +88,9 @@ const RUBY_CLIENTS = [
   ['faraday', 'Faraday', { oneoff: 'net_http adapter', persistent: 'net_http_persistent adapter' }],
   ['open-uri', 'open-uri', { oneoff: 'URI.open' }],
   ['tcpsocket', 'TCPSocket (raw)', { oneoff: 'socket per request', persistent: 'one socket' }],
+  ['excon', 'Excon', { oneoff: 'Excon.get', persistent: 'Excon.new(persistent: true)' }],
+  ['httpclient', 'httpclient', { oneoff: 'HTTPClient per request', persistent: 'one HTTPClient' }],
+  ['httprb', 'http.rb', { oneoff: 'HTTP.get', persistent: 'HTTP.persistent' }],
 ];
 const CLIENTS = [
   ...['rubywasm', 'mri'].flatMap((rt) =>
