@@ -9,8 +9,8 @@
 # 1.2.1, as Debian ships it: http_parser 2.8.1 at commit 77310ee, strict):
 # the same callbacks with the same pieces of data at the same split points,
 # the same flags, keep-alive rule, errors (name, description) and quirks of
-# the gem's bindings (noted where they are kept). Requests (type :request or :both) are not read: http.rb
-# writes its own.
+# the gem's bindings (noted where they are kept). Requests (type :request
+# or :both) are not read: http.rb writes its own.
 #
 # Not the codec's parser: that one reads as Net::HTTP does (downcased field
 # names, MRI's framing and errors), which is not what http.rb users get.
