@@ -4,8 +4,9 @@
 // as a Ruby thread waits in read(2) natively: Net::HTTP then works from
 // vm.eval, inside any block and from a Ruby Proc called by JS, with no
 // fiber switch. The request and response are mapped as the fetch()
-// transport maps them (fetch-map.mjs: the same fields left out, the same head);
-// the page's origin must be allowed by the server (CORS).
+// transport maps them (fetch-map.mjs: the same fields left out, and
+// User-Agent, which Chromium refuses here; the same head); the page's origin
+// must be allowed by the server (CORS).
 //
 // What a synchronous XMLHttpRequest cannot do, and what the transport does
 // instead:
@@ -27,6 +28,9 @@
 import { Conn } from '../conn.mjs';
 import { concatAll } from '../../response-parser.mjs';
 import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+
+// A body up to this size is given to the parser with its head.
+const JOIN_MAX = 16 * 1024;
 
 class XhrConn extends Conn {
   constructor(bridge, XHR, scheme, host, port, openMs) {
@@ -65,7 +69,12 @@ class XhrConn extends Conn {
       this.onError('IOError', `XMLHttpRequest: ${e && e.message ? e.message : String(e)} (the blocking transport needs a dedicated Worker)`);
       return true;
     }
-    this.bridge.droppedHeaders = requestFields(req, (name, value) => xhr.setRequestHeader(name, value));
+    this.bridge.droppedHeaders = requestFields(req, (name, value) => {
+      // (Chromium refuses it, and says so on the console: a third of a
+      // millisecond a request)
+      if (name.length === 10 && name.toLowerCase() === 'user-agent') throw new TypeError('refused');
+      xhr.setRequestHeader(name, value);
+    });
     try {
       xhr.send(requestBody(req));
     } catch (e) {
@@ -74,12 +83,23 @@ class XhrConn extends Conn {
       this.onError('NetHttpWasm::FetchError', fetchFailed(e));
       return true;
     }
-    if (xhr.responseURL && xhr.responseURL !== new URL(url).href) {
+    const at = xhr.responseURL;
+    if (at && at !== url && at !== new URL(url).href) {
       this.onError('NetHttpWasm::FetchError', REDIRECTED);
       return true;
     }
-    this.onData(responseHead(xhr.status, xhr.statusText, (each) => eachField(xhr.getAllResponseHeaders(), each)));
-    if (req.method !== 'HEAD' && xhr.response && xhr.response.byteLength) this.onData(new Uint8Array(xhr.response));
+    const head = responseHead(xhr.status, xhr.statusText, (each) => eachField(xhr.getAllResponseHeaders(), each));
+    const body = req.method !== 'HEAD' && xhr.response && xhr.response.byteLength ? new Uint8Array(xhr.response) : null;
+    // (a small body with its head: one feed of the parser)
+    if (body && body.length <= JOIN_MAX) {
+      const all = new Uint8Array(head.length + body.length);
+      all.set(head);
+      all.set(body, head.length);
+      this.onData(all);
+    } else {
+      this.onData(head);
+      if (body) this.onData(body);
+    }
     // each request is a message on its own "connection": the stream ends here
     this.onEnd();
     return true;
