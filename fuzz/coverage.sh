@@ -2,7 +2,8 @@
 # Source coverage of the C reached by the fuzz corpora: builds each harness
 # with clang's source-based coverage (fuzz/replay.c in place of libFuzzer),
 # replays fuzz/corpus/<name> and build/fuzz/corpus/<name> (what fuzzing
-# found), and prints llvm-cov's per-file report for src/ over all harnesses.
+# found), and prints llvm-cov's per-file report for src/ and the module's
+# ABI (wasm/abi.c, wasm/abi_bridge.c) over all harnesses.
 #   bash fuzz/coverage.sh [--html DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,13 +18,14 @@ out=build/coverage
 rm -rf "$out"
 mkdir -p "$out"
 lib=()
-lib+=(src/*.c)  # (the codec; its wasm ABI is in wasm/)
+lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
 objs=()
 for h in fuzz/fuzz_*.c; do
   name=$(basename "$h" .c); name=${name#fuzz_}
   exe=$out/$name
-  clang -std=c11 -O1 -g -fprofile-instr-generate -fcoverage-mapping -o "$exe" "$h" fuzz/replay.c "${lib[@]}"
+  clang -std=c11 -O1 -g -fprofile-instr-generate -fcoverage-mapping -Isrc -o "$exe" "$h" fuzz/replay.c "${lib[@]}"
   dirs=(fuzz/corpus/$name)
+  [ "$name" != bridge ] || dirs+=(fuzz/corpus/response)
   [ -d build/fuzz/corpus/$name ] && dirs+=(build/fuzz/corpus/$name)
   printf '%s: ' "$name"
   LLVM_PROFILE_FILE="$out/$name.profraw" "$exe" "${dirs[@]}"

@@ -15,19 +15,22 @@ while [ $# -gt 0 ]; do
   esac
 done
 lib=()
-lib+=(src/*.c)  # (the codec; its wasm ABI is in wasm/)
+lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
 mkdir -p build/fuzz
 status=0
 for h in fuzz/fuzz_*.c; do
   name=$(basename "$h" .c); name=${name#fuzz_}
   [ -z "$only" ] || [ "$only" = "$name" ] || continue
   exe=build/fuzz/$name
-  clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o "$exe" "$h" "${lib[@]}"
+  clang -std=c11 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc -o "$exe" "$h" "${lib[@]}"
   work=build/fuzz/corpus/$name
   mkdir -p "$work" "fuzz/corpus/$name"
+  seeds=("fuzz/corpus/$name")
+  # (the bridge's harness reads responses as the response harness does)
+  [ "$name" != bridge ] || seeds+=(fuzz/corpus/response)
   echo "== $name: ${secs}s"
   if ! "$exe" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="build/fuzz/$name-" "$work" "fuzz/corpus/$name" 2>build/fuzz/$name.log; then
+      -artifact_prefix="build/fuzz/$name-" "$work" "${seeds[@]}" 2>build/fuzz/$name.log; then
     status=1
     tail -40 "build/fuzz/$name.log"
   fi
