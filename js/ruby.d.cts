@@ -123,6 +123,15 @@ export interface InstallHandle {
  */
 export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): InstallHandle;
 
+/**
+ * Rewrites, in place, the memset and mmap of a ruby.wasm module's bytes
+ * (ruby.wasm 2.10's builds, Ruby 3.2 to head): memset as memory.fill, and
+ * mmap zeroing only memory that was in use before its malloc. Compile the
+ * same bytes afterwards. Bytes of any other module are left as they are
+ * (both false). `{ mmap: false }`: memset only.
+ */
+export function patchRubyWasm(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { mmap?: boolean }): { memset: boolean; mmap: boolean };
+
 /** createRubyVM's options (Node.js); the others are installNetHttp's. */
 export interface CreateRubyVMOptions extends InstallOptions {
   /** '4.0' (default), '3.4', '3.3', '3.2' or 'head': the @ruby/<v>-wasm-wasi package; or a compiled ruby.wasm module */
@@ -143,6 +152,8 @@ export interface CreateRubyVMOptions extends InstallOptions {
   incrementalMarking?: boolean;
   /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner, CPU-heavy Ruby slower */
   tierUp?: boolean;
+  /** true (default): the module's memset and mmap are patched before it is compiled (patchRubyWasm): memory fresh from memory.grow is not zeroed again, so a fresh VM does not write the ~256 MiB that Ruby 3.4+ maps at boot; false: the module as it is (a compiled module passed as ruby is used as it is) */
+  lazyZeroing?: boolean;
 }
 
 /** createRubyVM's options in browsers (the package's browser entry): what the page loaded is passed in; the others are installNetHttp's. */

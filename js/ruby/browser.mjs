@@ -44,6 +44,9 @@ export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
 }
 
+// (patch the bytes before WebAssembly.compile: js/ruby/module-patch.mjs)
+export { patchRubyWasm } from './module-patch.mjs';
+
 /**
  * A ruby.wasm VM ready for the network in a page, in one call, as Node's
  * createRubyVM: WASI with a writable /tmp and the given gems, the

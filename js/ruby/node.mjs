@@ -11,6 +11,7 @@ import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { install, prepare, reserveMalloc } from './install.mjs';
+import { patchRubyWasm, reserveBeside } from './module-patch.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
 import { guardVM } from './vm-guard.mjs';
@@ -52,6 +53,8 @@ const host = {
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
 }
+
+export { patchRubyWasm };
 
 /**
  * A ruby.wasm VM ready for the network, in one call: WASI with the given
@@ -96,21 +99,34 @@ export function installNetHttp(vm, options = {}) {
  *            machine a fresh VM boots and reaches its steady request rate
  *            much sooner (benchmarks/rubywasm-boot.mjs), CPU-heavy Ruby
  *            code runs slower.
+ *   lazyZeroing  true (default): the module's memset and mmap are patched
+ *            before it is compiled (patchRubyWasm, module-patch.mjs): memory
+ *            fresh from memory.grow is not zeroed again, so the boot does not
+ *            write the ~256 MiB that Ruby 3.4+ maps for its shapes, nor a
+ *            fiber pool's new stacks; false: the module as it is. (A compiled
+ *            module passed as ruby is used as it is.)
  * Returns { vm, handle, tmp, dispose() }. Once the VM's WebAssembly code
  * traps (it is then left half-way through a call), the VM is dead: the
  * pending vm.evalAsync calls reject, and every later call fails at once, with
  * an Error of code 'ERR_RUBY_VM_DEAD' (js/ruby/vm-guard.mjs).
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, lazyZeroing = true, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
+  if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   if (!tierUp && !process.versions.bun && !process.versions.deno) (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
   const { RubyVM } = await import(pathToFileURL(installed(require, '@ruby/wasm-wasi', '@ruby/wasm-wasi')).href);
-  const module = ruby instanceof WebAssembly.Module ? ruby : await WebAssembly.compile(readFileSync(installed(require, `@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`, `@ruby/${ruby}-wasm-wasi`)));
+  let lazy = false; // mmap patched: zeroes only what was in use before
+  let module = ruby;
+  if (!(ruby instanceof WebAssembly.Module)) {
+    const bytes = readFileSync(installed(require, `@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`, `@ruby/${ruby}-wasm-wasi`));
+    if (lazyZeroing) lazy = patchRubyWasm(bytes).mmap;
+    module = await WebAssembly.compile(bytes);
+  }
   // One host temporary folder holds /tmp (tmp: true) and the skeleton of
   // /gems: Ruby's require takes the realpath of every file it loads, so
   // /gems itself must exist; each gem is mounted over /gems/<name> (the
@@ -120,14 +136,14 @@ export async function createRubyVM(options = {}) {
   }
   const base = mkdtempSync(join(tmpdir(), 'ruby-wasm-vm-'));
   try {
-    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, netHttp });
+    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp });
   } catch (e) {
     rmSync(base, { recursive: true, force: true });
     throw e;
   }
 }
 
-async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, netHttp }) {
+async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp }) {
   if (!(typeof reserve === 'number' && reserve >= 0 && reserve <= MAX_RESERVE)) throw new TypeError(`createRubyVM: reserve must be a number of bytes from 0 to ${MAX_RESERVE}, not ${String(reserve)}`);
   const preopens = {};
   const loadPath = [];
@@ -154,18 +170,21 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
   const wasip1 = reactorWasi(quietly(() => new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens })));
   // malloc's share in one growth, before Ruby starts (after the module's
-  // own initialization): what ruby.wasm's boot takes, and `reserve` more
+  // own initialization): what ruby.wasm's boot takes, and `reserve` more.
+  // With mmap patched, the boot's mmaps must grow the memory instead: its
+  // other allocations get a block beside them, `reserve` comes after the boot
   if (reserve > 0) {
     const initialize = wasip1.initialize;
     wasip1.initialize = function (instance) {
       const r = initialize.call(this, instance);
-      reserveMalloc(instance.exports, BOOT + reserve);
+      if (lazy) reserveBeside(instance.exports, BOOT_BESIDE);
+      else reserveMalloc(instance.exports, BOOT + reserve);
       return r;
     };
   }
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   prepare(vm, { loadPath, rubygems });
-  const handle = installNetHttp(vm, { ...netHttp, reserve: 0 });
+  const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0 });
   // a trap kills the VM: what waits on it rejects rather than hangs
   guardVM(vm, handle.bridge);
   return {
@@ -183,6 +202,8 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 // VM itself (ruby.wasm 4.0's takes ~290 MiB: 36 MiB → 320 MiB at init).
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
+// (its allocations other than mmaps: ~3 MiB)
+const BOOT_BESIDE = 8 << 20;
 const MAX_RESERVE = 1 << 30;
 
 // Node 20 (V8 11.3) or 22 (V8 12.4); not Bun or Deno (which report a Node
