@@ -5,7 +5,7 @@
 //
 //   node benchmarks/rubywasm-boot.mjs [--passes 5] [--transport blocking|waiting]
 //                                     [--against DIR] [--out benchmarks/results/rubywasm-boot]
-//                                     [--flags='--v8-flag ...']... [--quick]
+//                                     [--flags='--v8-flag ...']... [--zeroing] [--quick]
 //
 // Clients:
 //   MRI            Debian's ruby, `ruby -rnet/http -e ...`
@@ -33,6 +33,10 @@
 // node_modules linked), interleaved with this one's: before/after in one run.
 // --flags: the ruby.wasm clients also run in node processes started with
 // these flags (V8's among them), one more column each (repeatable).
+// --zeroing: the ruby.wasm clients also run with the module as it is
+// (createRubyVM's lazyZeroing: false; README: as written) and with only its
+// memset patched (patchRubyWasm(bytes, { mmap: false }), the module passed
+// compiled), and the README example with patchRubyWasm too.
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { fork, spawn, spawnSync } from 'node:child_process';
@@ -58,6 +62,7 @@ try {
       against: { type: 'string' },
       out: { type: 'string' },
       flags: { type: 'string', multiple: true, default: [] },
+      zeroing: { type: 'boolean', default: false },
       quick: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
       child: { type: 'string' }, // (internal: one client's run, as JSON)
@@ -109,6 +114,12 @@ async function child(spec) {
   const mark = (k, v) => (out.marks[k] = v);
   // the clock starts where this process did
   const start = spec.spawnedAt;
+  // what the VM holds once it is made: the process's resident set, the
+  // VM's linear memory
+  const booted = (vm) => {
+    mark('rss', process.memoryUsage().rss / 2 ** 20);
+    mark('memory', vm.instance.exports.memory.buffer.byteLength / 2 ** 20);
+  };
   const ready = () => {
     const cpu = process.cpuUsage();
     mark('cpuReady', (cpu.user + cpu.system) / 1000);
@@ -146,10 +157,18 @@ async function child(spec) {
         if (/require 'rubygems'/.test(code)) mark('rubygems', (out.marks.rubygems || 0) + now() - t);
       }
     };
-    const { createRubyVM } = await import(pathToFileURL(`${spec.dir}/js/ruby/node.mjs`).href);
+    const { createRubyVM, patchRubyWasm } = await import(pathToFileURL(`${spec.dir}/js/ruby/node.mjs`).href);
     const t = now();
-    const { vm, dispose } = await createRubyVM({ blocking: spec.blocking });
+    const zeroing = {};
+    if (spec.zeroing === 'stock') zeroing.lazyZeroing = false;
+    if (spec.zeroing === 'memset') {
+      const bytes = readFileSync(createRequireFrom(spec.dir).resolve('@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
+      patchRubyWasm(bytes, { mmap: false });
+      zeroing.ruby = await WebAssembly.compile(bytes);
+    }
+    const { vm, dispose } = await createRubyVM({ blocking: spec.blocking, ...zeroing });
     mark('setup', now() - t);
+    booted(vm);
     // the first eval of a program
     vm.eval('nil');
     mark('toRuby', now() - start);
@@ -163,9 +182,11 @@ async function child(spec) {
     const req = createRequireFrom(spec.dir);
     const { WASI } = await import('node:wasi');
     const { RubyVM } = await import(pathToFileURL(req.resolve('@ruby/wasm-wasi')).href);
-    const { installNetHttp } = await import(pathToFileURL(`${spec.dir}/js/ruby/node.mjs`).href);
+    const { installNetHttp, patchRubyWasm } = await import(pathToFileURL(`${spec.dir}/js/ruby/node.mjs`).href);
     let t = now();
-    const module = await WebAssembly.compile(readFileSync(req.resolve('@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm')));
+    const bytes = readFileSync(req.resolve('@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
+    if (spec.zeroing === 'memset' || spec.zeroing === 'lazy') patchRubyWasm(bytes, { mmap: spec.zeroing === 'lazy' });
+    const module = await WebAssembly.compile(bytes);
     mark('compile', now() - t);
     t = now();
     const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: {}, preopens: {} });
@@ -181,6 +202,7 @@ async function child(spec) {
     t = now();
     vm.eval("require 'net/http'");
     mark('requireNetHttp', now() - t);
+    booted(vm);
     ready();
     out.steps = await workload(vm, spec, start, out);
     await handle.uninstall();
@@ -248,16 +270,22 @@ puts({ marks: { cpuReady: nhw_cpu, toRuby: nhw_t0 - ${spawnedAt}, toResponse: nh
   };
 }
 
-function wasmClient(kind, dir, label, flags = []) {
+function wasmClient(kind, dir, label, flags = [], zeroing = null) {
   return {
-    name: `${kind === 'create' ? 'createRubyVM' : 'README'}${label}${flags.length ? ` ${flags.join(' ')}` : ''}`,
+    name: `${kind === 'create' ? 'createRubyVM' : 'README'}${label}${flags.length ? ` ${flags.join(' ')}` : ''}${zeroing ? ` (${ZEROING[kind][zeroing]})` : ''}`,
     async run(srv) {
       const spawnedAt = now();
-      const spec = { kind, dir, port: srv.port, blocking: opt.transport !== 'waiting', spawnedAt };
+      const spec = { kind, dir, port: srv.port, blocking: opt.transport !== 'waiting', spawnedAt, zeroing };
       return runChild([process.execPath, '--no-warnings', '--trace-gc', ...flags, fileURLToPath(import.meta.url), '--child', JSON.stringify(spec)]);
     },
   };
 }
+
+// --zeroing's columns
+const ZEROING = {
+  create: { stock: 'lazyZeroing: false', memset: 'memset patched only' },
+  readme: { memset: 'memset patched only', lazy: 'patchRubyWasm' },
+};
 
 function startServer() {
   return new Promise((resolvePromise, reject) => {
@@ -291,6 +319,7 @@ async function main() {
     if (opt.against) clients.push(wasmClient(kind, resolve(opt.against), ` (${opt.against})`));
     clients.push(wasmClient(kind, root, ''));
     for (const f of opt.flags) clients.push(wasmClient(kind, root, '', f.split(/\s+/).filter(Boolean)));
+    if (opt.zeroing) for (const z of Object.keys(ZEROING[kind])) clients.push(wasmClient(kind, root, '', [], z));
   }
   const runs = Object.fromEntries(clients.map((c) => [c.name, []]));
   for (let pass = 0; pass < passes; pass++) {
@@ -317,6 +346,8 @@ function report(clients, runs, passes, out) {
     ['CPU time (all threads) until ready to request, ms', (r) => r.marks.cpuReady],
     ["V8's full GCs until then", (r) => r.marks.gcs],
     ['  their time, ms', (r) => r.marks.gcMs],
+    ['resident memory once made (process RSS), MiB', (r) => r.marks.rss],
+    ["  the VM's linear memory, MiB", (r) => r.marks.memory],
     ...STEPS.map((s, i) => [s.label, (r) => (s.unit === 'ms' ? r.steps[i] : (r.steps[i] / s.n) * 1000)]),
     ["V8's full GCs during the requests", (r) => r.marks.gcsAfter],
   ];
