@@ -128,7 +128,8 @@ export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): Instal
  * (ruby.wasm 2.10's builds, Ruby 3.2 to head): memset as memory.fill, and
  * mmap zeroing only memory that was in use before its malloc. Compile the
  * same bytes afterwards. Bytes of any other module are left as they are
- * (both false). `{ mmap: false }`: memset only.
+ * (both false); anything but bytes is a TypeError. `{ mmap: false }`:
+ * memset only.
  */
 export function patchRubyWasm(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { mmap?: boolean }): { memset: boolean; mmap: boolean };
 

@@ -24,10 +24,15 @@
  * ArrayBuffer: compile the same bytes afterwards); { mmap: false } rewrites
  * memset only. Returns
  * { memset, mmap }: whether each was found and rewritten. Bytes that are
- * not a known ruby.wasm build, or not a wasm module, are left untouched.
+ * not a known ruby.wasm build, or not a wasm module, are left untouched;
+ * anything but bytes is a TypeError.
  */
 export function patchRubyWasm(bytes, { mmap: withMmap = true } = {}) {
-  const buf = bytes instanceof Uint8Array ? bytes : ArrayBuffer.isView(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) : new Uint8Array(bytes);
+  let buf;
+  if (bytes instanceof Uint8Array) buf = bytes;
+  else if (ArrayBuffer.isView(bytes)) buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  else if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) buf = new Uint8Array(bytes);
+  else throw new TypeError(`patchRubyWasm: bytes must be a Uint8Array, an ArrayBuffer or a view of one, not ${bytes === null ? 'null' : typeof bytes}`);
   const out = { memset: false, mmap: false };
   let mod;
   try {

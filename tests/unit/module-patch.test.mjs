@@ -96,6 +96,9 @@ test('bytes that are not a known ruby.wasm build are left as they are', () => {
     assert.deepEqual(patchRubyWasm(copy), { memset: false, mmap: false }, what);
     assert.ok(copy.equals(Buffer.from(bytes)), what);
   }
+  for (const bad of ['ruby.wasm', null, 42, [0, 0x61, 0x73, 0x6d]]) {
+    assert.throws(() => patchRubyWasm(bad), { name: 'TypeError', message: /^patchRubyWasm: bytes must be a Uint8Array, an ArrayBuffer or a view of one, not (string|null|number|object)$/ });
+  }
   // one byte changed in memset's body: neither is patched (mmap's rewrite
   // stands on the memset it calls)
   const stock = readFileSync(pkgFile('4.0', 'ruby.wasm'));
