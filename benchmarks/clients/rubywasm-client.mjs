@@ -14,7 +14,7 @@
 // mri-client.rb (net-http-wasm's Thread, on its fiber scheduler).
 import { readFileSync, existsSync, readdirSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, dirname, basename } from 'node:path';
 import { installNetHttp } from 'net-http-wasm/ruby';
 import { bootVM } from '../../tests/support/rubywasm.mjs';
 import { serve, errorKey } from './worker.mjs';
@@ -94,9 +94,13 @@ serve({
     const gems = mountGems(name);
     const preopens = { '/tmp': tempDir('nhw-bench-tmp-') };
     if (gems.host) preopens['/gems'] = gems.host;
+    // the certificate's folder too, named by SSL_CERT_FILE as for MRI (Excon
+    // reads it; Net::HTTP has installNetHttp's { tls: { ca } })
+    if (ca) preopens['/ca'] = dirname(ca);
     vm = await bootVM('4.0', preopens);
     installNetHttp(vm, { codec: name !== 'net-http-nocodec', blocking: name === 'net-http-blocking', ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}) });
-    vm.eval(`require 'rubygems'; $LOAD_PATH.unshift(*${JSON.stringify(gems.paths)}); ENV['TMPDIR'] = '/tmp'; nil`);
+    const certFile = ca ? `ENV['SSL_CERT_FILE'] = ${JSON.stringify(`/ca/${basename(ca)}`)}; ` : '';
+    vm.eval(`require 'rubygems'; $LOAD_PATH.unshift(*${JSON.stringify(gems.paths)}); ENV['TMPDIR'] = '/tmp'; ${certFile}nil`);
     vm.eval(readFileSync(CLIENTS_RB, 'utf8'));
     const r = await vm.evalAsync(`JSON.generate(ClientBench.setup(${JSON.stringify(rubyName)}, ${JSON.stringify(url)}, ${JSON.stringify(modes)}))`);
     const version = `@ruby/4.0-wasm-wasi ${RUBY_WASM_VERSION}: ${vm.eval('ClientBench.version').toString()}${{ 'net-http-nocodec': ' (codec off)', 'net-http-blocking': ' (blocking transport)' }[name] || ''}`;
