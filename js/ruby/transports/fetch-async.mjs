@@ -2,8 +2,7 @@
 // and each response HTTP/1.1 bytes for the same parser. Browsers have no
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn } from '../conn.mjs';
-import { concatAll } from '../../response-parser.mjs';
-import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { RequestBytes, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A "connection" that turns each request the codec writes into one fetch()
 // and each response into HTTP/1.1 bytes for the same parser. The browser
@@ -14,7 +13,8 @@ class FetchConn extends Conn {
     super(bridge);
     this.fetch = fetchFn;
     this.base = origin(scheme, host, port);
-    this.pending = [];
+    this.pending = new RequestBytes();
+    this.queued = []; // whole requests written while one was out
     this.busy = false;
     this.aborter = null;
     this.held = null; // while paused: a promise resume() settles
@@ -23,17 +23,15 @@ class FetchConn extends Conn {
 
   write(bytes) {
     if (this.closed) return false;
-    this.pending.push(bytes);
+    const req = this.pending.push(bytes);
+    if (req) this.queued.push(req);
     this.tryRequest();
     return true;
   }
 
   tryRequest() {
-    if (this.busy) return;
-    const all = concatAll(this.pending);
-    const req = splitRequest(all);
-    if (!req) return; // head or body not complete yet
-    this.pending = req.rest.length ? [req.rest] : [];
+    if (this.busy || !this.queued.length) return;
+    const req = this.queued.shift();
     this.busy = true;
     this.run(req).finally(() => {
       this.busy = false;

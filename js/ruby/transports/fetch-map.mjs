@@ -66,6 +66,46 @@ export const REDIRECTED = 'fetch failed: the server answered with a redirect, wh
 // Content-Length, or chunked (a body_stream with no length): its chunks
 // joined, the browser frames it again.
 export function splitRequest(bytes) {
+  const head = parseHead(bytes);
+  return head && takeBody(head, bytes);
+}
+
+// The bytes the codec writes for one request, gathered as they come:
+// push(bytes) gives splitRequest's answer once the request is whole, else
+// null (a large body written in many pieces is joined once, when its last
+// one has come).
+export class RequestBytes {
+  constructor() {
+    this.parts = [];
+    this.size = 0;
+    this.head = null;
+  }
+
+  push(bytes) {
+    this.parts.push(bytes);
+    this.size += bytes.length;
+    if (!this.head) {
+      const all = join(this.parts);
+      this.parts = [all];
+      this.head = parseHead(all);
+      if (!this.head) return null;
+    }
+    const h = this.head;
+    if (h.chunked ? !endsLastChunk(this.parts) : this.size < h.start + h.length) return null;
+    const all = join(this.parts);
+    this.parts = [all];
+    const req = takeBody(h, all);
+    if (!req) return null;
+    this.parts = req.rest.length ? [req.rest] : [];
+    this.size = req.rest.length;
+    this.head = null;
+    return req;
+  }
+}
+
+// The request's head, once it is all there: { method, target, headers,
+// start (of the body), length, chunked }.
+function parseHead(bytes) {
   let end = -1;
   for (let i = 0; i + 3 < bytes.length; i++) {
     if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) {
@@ -88,19 +128,42 @@ export function splitRequest(bytes) {
     if (lower === 'content-length') length = Number(value) || 0;
     else if (lower === 'transfer-encoding' && /(?:^|[^-\w])chunked(?![-\w])/i.test(value)) chunked = true;
   }
-  const start = end + 4;
-  if (chunked) {
+  return { method, target, headers, start: end + 4, length, chunked };
+}
+
+function takeBody(h, bytes) {
+  const { method, target, headers, start, length } = h;
+  if (h.chunked) {
     const body = dechunk(bytes, start);
     return body && { method, target, headers, body: body.data, rest: bytes.subarray(body.end) };
   }
   if (bytes.length < start + length) return null;
-  return {
-    method,
-    target,
-    headers,
-    body: bytes.slice(start, start + length),
-    rest: bytes.subarray(start + length),
-  };
+  return { method, target, headers, body: bytes.slice(start, start + length), rest: bytes.subarray(start + length) };
+}
+
+// Whether the bytes end as a chunked body's last chunk does ("0\r\n\r\n",
+// no trailer): only then is the body worth reading.
+function endsLastChunk(parts) {
+  const want = [48, 13, 10, 13, 10];
+  let k = want.length - 1;
+  for (let i = parts.length - 1; i >= 0 && k >= 0; i--) {
+    const p = parts[i];
+    for (let j = p.length - 1; j >= 0 && k >= 0; j--, k--) if (p[j] !== want[k]) return false;
+  }
+  return k < 0;
+}
+
+function join(parts) {
+  if (parts.length === 1) return parts[0];
+  let n = 0;
+  for (const x of parts) n += x.length;
+  const out = new Uint8Array(n);
+  let p = 0;
+  for (const x of parts) {
+    out.set(x, p);
+    p += x.length;
+  }
+  return out;
 }
 
 // A chunked body from `at` (as the codec writes one: hex size, CRLF, data,

@@ -21,9 +21,8 @@
 // mapped as the other browser transports map them (fetch-map.mjs); the
 // page's origin must be allowed by the server (CORS).
 import { Conn } from '../conn.mjs';
-import { concatAll } from '../../response-parser.mjs';
 import { Pending } from '../pending.mjs';
-import { splitRequest, requestFields, requestBody, origin } from './fetch-map.mjs';
+import { RequestBytes, requestFields, requestBody, origin } from './fetch-map.mjs';
 import { RING, MASK, W, R, HELPER, CANCEL, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
 
 const HELPER_URL = new URL('./fetch-sync-worker.mjs', import.meta.url);
@@ -44,7 +43,7 @@ class StreamConn extends Conn {
     super(bridge);
     this.io = io;
     this.base = origin(scheme, host, port);
-    this.pending = [];
+    this.pending = new RequestBytes();
     this.ring = null; // the response's ring, from the request on
     this.id = 0;
     this.taken = 0; // bytes of the ring read (R)
@@ -54,10 +53,9 @@ class StreamConn extends Conn {
   write(bytes) {
     if (this.closed) return false;
     if (this.ring) return true; // (one request a connection: what follows is never sent)
-    this.pending.push(bytes);
-    const req = splitRequest(concatAll(this.pending));
+    const req = this.pending.push(bytes);
     if (!req) return true;
-    this.pending = [];
+    this.pending = null;
     const headers = [];
     this.bridge.droppedHeaders = requestFields(req, (name, value) => {
       // (what Headers refuses is left out, as fetch() would refuse it)
