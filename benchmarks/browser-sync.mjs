@@ -15,15 +15,18 @@
 // hundred requests are slower), then --passes passes of --n rounds: a pass
 // gives each client's median time per request; printed: the median of the
 // passes with min and max, and the ratios of the medians. The server is in
-// this process (Node), the browser in others.
+// this process (Node), the browser in others. With --isolated the page is
+// cross-origin isolated, and the VM's requests are fetch() calls in a helper
+// Worker streamed through shared memory (js/ruby/transports/fetch-sync.mjs).
 //
-//   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
+//   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--isolated] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
 import { startWorkerServers } from '../tests/support/browser/worker-server.mjs';
 import { skip, launchChromium, newLoggedPage } from '../tests/support/chromium.mjs';
 
-const opt = options(import.meta.url, { valued: ['ruby', 'n', 'passes', 'warmup', 'json'] });
+const opt = options(import.meta.url, { valued: ['ruby', 'n', 'passes', 'warmup', 'json'], flags: ['isolated'] });
+const isolated = opt.has('isolated');
 const ruby = opt.get('ruby', '4.0');
 const n = Number(opt.get('n', 200));
 const passes = Number(opt.get('passes', 7));
@@ -38,7 +41,7 @@ if (skip) {
   process.exit(1);
 }
 
-const servers = await startWorkerServers();
+const servers = await startWorkerServers({ isolated });
 const browser = await launchChromium();
 try {
   const { page, logs } = await newLoggedPage(browser);
@@ -107,12 +110,12 @@ try {
   };
   const rows = names.map((name) => ({ client: name, median: median(per[name]), min: Math.min(...per[name]), max: Math.max(...per[name]) }));
   const by = Object.fromEntries(rows.map((r) => [r.client, r.median]));
-  console.log(`ruby.wasm ${ruby} in a Worker, headless Chromium; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
+  console.log(`ruby.wasm ${ruby} in a Worker${isolated ? ' of an isolated page (streamed fetch())' : ''}, headless Chromium; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
   console.log('client   median     min     max   ×xhr  ×fetch');
   for (const r of rows) {
     console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.xhr).toFixed(2).padStart(6)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
   }
-  if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
+  if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, isolated, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
 } finally {
   await browser.close();
   await servers.close();
