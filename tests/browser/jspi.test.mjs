@@ -111,6 +111,19 @@ describe('browser: synchronous Net::HTTP on the main thread with JSPI (Chromium)
     assert.deepEqual(r.order, ['a', 'b']);
   });
 
+  test('ruby.wasm 3.4 too: requests inside Array#map, one refused', async () => {
+    const r = await page.evaluate(async ({ api, refused }) => {
+      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+      const { createRubyVM } = await import('/js/ruby/browser.mjs');
+      const ruby = await WebAssembly.compileStreaming(fetch('/node_modules/@ruby/3.4-wasm-wasi/dist/ruby+stdlib.wasm'));
+      const { vm, evalJspi } = await createRubyVM({ ruby, RubyVM, wasi, jspi: true, print: false });
+      vm.eval("require 'net/http'; require 'json'");
+      return JSON.parse((await evalJspi(`[RUBY_VERSION[0, 3], 5.times.map { [URI('${api}/text?s=a'), URI('${refused}')].map { |u| Net::HTTP.get(u) rescue $!.class.name } }.uniq].to_json`)).toString());
+    }, { api: servers.api, refused: servers.refused });
+    assert.deepEqual(r, ['3.4', [['a', 'NetHttpWasm::FetchError']]]);
+  });
+
   test('{ jspi: true, blocking: true } is refused', async () => {
     const r = await page.evaluate(async () => {
       const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');

@@ -87,6 +87,11 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
       post = Net::HTTP.post(URI('${servers.api}/echo'), bin, 'Content-Type' => 'application/octet-stream')
       dropped = NetHttpWasm.bridge[:droppedHeaders].to_a.map(&:to_s)
       h = Net::HTTP.new('127.0.0.1', ${new URL(servers.api).port})
+      # a body_stream framed chunked: sent as its joined bytes
+      require 'stringio'
+      req = Net::HTTP::Post.new('/echo', 'Content-Type' => 'application/octet-stream', 'Transfer-Encoding' => 'chunked')
+      req.body_stream = StringIO.new(bin * 64)
+      chunked = JSON.parse(h.request(req).body).then { |e| [e['length'], e['hex'] == (bin * 64).unpack1('H*')] }
       gz = h.get('/gzip?s=' + 'squeezed-' * 100)
       head = h.head('/text?s=abc')
       {
@@ -94,6 +99,7 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
         post: [post.code, JSON.parse(post.body).values_at('method', 'type', 'length'), JSON.parse(post.body)['hex'] == bin.unpack1('H*')],
         gz: [gz.body.bytesize, gz['content-encoding'], gz['content-length']],
         head: [head.code, head.body],
+        chunked: chunked,
         dropped: dropped,
         conns: NetHttpWasm.bridge[:conns][:size].to_i,
       }`);
@@ -102,6 +108,7 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
       post: ['200', ['POST', 'application/octet-stream', 1024], true],
       gz: [900, null, null],
       head: ['200', null],
+      chunked: [65536, true],
       // the fields a page may not set, as over fetch()
       dropped: ['Accept-Encoding', 'Host', 'Content-Length'],
       conns: 0,
