@@ -168,6 +168,33 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
     assert.ok(grown < n / 2, `the VM's memory grew by ${grown} bytes for a ${n}-byte body`);
   });
 
+  test('installNetHttp alone, then a request at once: a synchronous XMLHttpRequest until the helper Worker runs, streamed after', async () => {
+    const r = await js(`
+      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+      const { installNetHttp } = await import('/js/ruby/browser.mjs');
+      const module = await WebAssembly.compileStreaming(fetch('/node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
+      const none = () => new wasi.OpenFile(new wasi.File([]));
+      const { vm } = await RubyVM.instantiateModule({ module, wasip1: new wasi.WASI(['ruby'], [], [none(), none(), none()]) });
+      const handle = installNetHttp(vm, { blocking: true });
+      // (the helper Worker cannot start before this thread's event loop turns)
+      const first = vm.eval("require 'net/http'; require 'json'; Net::HTTP.get(URI('${servers.api}/text?s=at-once'))").toString();
+      await handle.bridge.transport.ready;
+      const held = vm.eval(\`
+        api = '${servers.api}'
+        release = nil
+        uri = URI(api + '/held?n=262144&id=later')
+        Net::HTTP.start(uri.host, uri.port, read_timeout: 5) do |http|
+          http.request_get(uri.request_uri) do |res|
+            res.read_body { release ||= JSON.parse(Net::HTTP.get(URI(api + '/release?id=later')))['waiting'] }
+          end
+        end
+        release\`).toString();
+      await handle.uninstall();
+      return [first, held];`);
+    assert.deepEqual(r, ['at-once', 'true'], logs.join('\n'));
+  });
+
   test('NetHttpWasm::Scheduler: its fibers\' slow requests wait together', async () => {
     const r = await rbJSON(`
       bodies = []

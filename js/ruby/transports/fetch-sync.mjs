@@ -23,13 +23,15 @@
 import { Conn } from '../conn.mjs';
 import { Pending } from '../pending.mjs';
 import { RequestBytes, requestFields, requestBody, origin } from './fetch-map.mjs';
+import { xhrSyncTransport } from './xhr-sync.mjs';
 import { RING, MASK, W, R, HELPER, CANCEL, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
 
 const HELPER_URL = new URL('./fetch-sync-worker.mjs', import.meta.url);
 const utf8 = new TextDecoder();
 // Rings kept for the next requests.
 const IDLE_MAX = 4;
-// How long a request waits for the helper Worker to start.
+// How long a wait waits for the helper Worker to start (with no
+// XMLHttpRequest to fall back on).
 const START_MS = 10000;
 
 /** Whether this thread can use the streaming transport: a Worker of a cross-origin isolated page. */
@@ -233,19 +235,27 @@ class StreamIO {
 
 /**
  * The streaming transport (browser.mjs, { blocking: true } where canStream()).
- * Its `ready` promise settles when the helper Worker runs.
+ * Its `ready` promise settles when the helper Worker runs. A nested Worker
+ * starts only once this thread's event loop turns: a request made before
+ * (installNetHttp, then vm.eval at once) goes as a synchronous
+ * XMLHttpRequest (xhr-sync.mjs); createRubyVM waits for `ready`.
  */
 export function fetchSyncTransport() {
   const io = new StreamIO();
+  const xhr = typeof XMLHttpRequest === 'function' ? xhrSyncTransport(XMLHttpRequest) : null;
+  const started = () => !xhr || Atomics.load(io.bell, READY) === 1;
+  // (an XMLHttpRequest's connection sends its request when first waited for)
+  const viaXhr = (conn) => conn && typeof conn.exchange === 'function';
   return {
     blocking: true,
     streaming: true,
     ready: io.ready,
     open(bridge, spec) {
+      if (!started()) return xhr.open(bridge, spec);
       return { conn: new StreamConn(bridge, io, spec.tls ? 'https' : 'http', spec.host, spec.port), info: 'AF_INET\n0.0.0.0\n0' };
     },
-    block: (conn, ready, ms, once) => io.block(conn, ready, ms, once),
-    blockForRoom: (conn, ready, ms) => io.block(conn, ready, ms),
+    block: (conn, ready, ms, once) => (viaXhr(conn) ? xhr.block(conn, ready, ms) : io.block(conn, ready, ms, once)),
+    blockForRoom: (conn, ready, ms) => (viaXhr(conn) ? xhr.block(conn, ready, ms) : io.block(conn, ready, ms)),
     pump: () => io.pump(),
     deferred(fn) {
       io.deferring = true;
@@ -255,7 +265,7 @@ export function fetchSyncTransport() {
         io.deferring = false;
       }
     },
-    idle: (done, until) => io.idle(done, until),
+    idle: (done, until) => (started() ? io.idle(done, until) : xhr.idle(done, until)),
     close: () => io.close(),
   };
 }
