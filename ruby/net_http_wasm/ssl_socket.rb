@@ -27,8 +27,12 @@ module OpenSSL
     end
 
     class SSLContext
+      # (held, not used: the host's TLS has its own; client_ca and the
+      # session callbacks are a server's, which the host does not run)
       attr_accessor :options, :security_level, :servername_cb, :alpn_protocols, :session_id_context,
-                    :renegotiation_cb, :tmp_dh_callback, :client_cert_cb
+                    :renegotiation_cb, :tmp_dh_callback, :client_cert_cb, :client_ca, :alpn_select_cb,
+                    :npn_protocols, :npn_select_cb, :session_get_cb, :session_new_cb, :session_remove_cb,
+                    :session_cache_size
 
       def session_cache_mode
         @session_cache_mode || 2

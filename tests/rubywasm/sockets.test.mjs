@@ -437,7 +437,7 @@ const CLIENTS = {
     rescue Excon::Error::Socket => e
       p [e.class, e.message]
     end`,
-  'httpclient: a GET and a POST': `
+  'httpclient: a GET, a POST, HTTPS': `
     require 'httpclient'
     # its timeouts are Timeout.timeout's: a Thread natively; in ruby.wasm,
     # which has no threads, NetHttpWasm::Scheduler's timers
@@ -450,6 +450,11 @@ const CLIENTS = {
       r = c.get("http://127.0.0.1:#{PORTS['http']}/hc")
       p [r.status, r.body, r.content_type]
       p c.post("http://127.0.0.1:#{PORTS['http']}/post", body: 'a=1').body
+      t = HTTPClient.new
+      t.ssl_config.clear_cert_store
+      t.ssl_config.add_trust_ca(CA)
+      s = t.get("https://127.0.0.1:#{PORTS['tls']}/hcs")
+      p [s.status, s.body]
     end`,
 };
 
