@@ -261,7 +261,21 @@ function scan(buf) {
     } else if (id === 3) {
       const n = u();
       funcType = new Uint32Array(n);
-      for (let i = 0; i < n; i++) funcType[i] = u();
+      let p = r.p;
+      for (let i = 0; i < n; i++) {
+        let t = buf[p++];
+        if (t & 0x80) {
+          t &= 0x7f;
+          let shift = 7;
+          let b;
+          do {
+            b = buf[p++];
+            t += (b & 0x7f) * 2 ** shift;
+            shift += 7;
+          } while (b & 0x80 && shift < 35);
+        }
+        funcType[i] = t;
+      }
     } else if (id === 10) {
       candidates = [];
       const n = u();
@@ -280,7 +294,7 @@ function scan(buf) {
             shift += 7;
           } while (b & 0x80 && shift < 35);
         }
-        if (MEMSET_SIZES.includes(sz) || (sz >= 260 && sz <= 280)) candidates.push({ index: i + nImports, start: p, size: sz, end: p + sz });
+        if (sz === 408 || sz === 414 || (sz >= 260 && sz <= 280)) candidates.push({ index: i + nImports, start: p, size: sz, end: p + sz });
         p += sz;
       }
       if (p !== end) return null;
