@@ -1,7 +1,8 @@
 /* libFuzzer harness: the ruby.wasm bridge's response events
  * (wasm/abi_bridge.c).  The input's first byte picks the options; the rest
  * is the stream, fed in pieces cut at points taken from the input, in
- * lockstep to two parsers: one through nh_abi_feed (the events the JS API
+ * lockstep to two parsers (the options and cut points as fuzz_response.c
+ * takes them: response_input.h): one through nh_abi_feed (the events the JS API
  * reads), one through nh_wasm_resp_feed_bridge.  The bridge's events must be
  * the same but for heads: each head block (not a 1xx) as the record Ruby
  * reads (schema/bridge.mjs R_HEAD and R_END), rebuilt here from the block
@@ -11,6 +12,7 @@
 
 #include "../src/internal.h"
 #include "../src/response.h"
+#include "response_input.h"
 
 /* the module's exports (wasm/abi.c, wasm/abi_bridge.c), plain functions here */
 uint8_t *nh_ctx_input(nh_ctx *c, size_t n);
@@ -130,26 +132,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     uint8_t o = data[0];
     nh_resp_config cfg;
-    nh_resp_config_default(&cfg);
-    cfg.profile = o & 1;
-    cfg.body_allowed = !(o & 2);
-    cfg.decode = (o & 4) != 0;
-    cfg.skip_interim = (o & 8) != 0;
-    cfg.strict = (o & 16) != 0;
-    cfg.max_header_bytes = 1 << 12;
-    cfg.max_inflated_bytes = 1 << 22;
+    fuzz_response_config(o, &cfg, 1 << 12);
     const uint8_t *in = data + 1;
     size_t n = size - 1;
     size_t cuts[9];
-    size_t ncuts = 0;
-    for (size_t i = 0; i < 8 && n > 0; i++)
-        cuts[ncuts++] = (size_t)(((uint32_t)o * 2654435761u + i * 40503u) % (n + 1));
-    for (size_t i = 1; i < ncuts; i++)
-        for (size_t j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
-            size_t t = cuts[j];
-            cuts[j] = cuts[j - 1];
-            cuts[j - 1] = t;
-        }
+    size_t ncuts = fuzz_response_cuts(o, n, cuts);
     cuts[ncuts++] = n;
 
     nh_ctx *ca = calloc(1, sizeof *ca), *cb = calloc(1, sizeof *cb);

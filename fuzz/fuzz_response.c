@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../src/internal.h"
+#include "response_input.h"
 
 typedef struct result {
     nh_buf heads, body;
@@ -79,14 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     uint8_t o = data[0];
     nh_resp_config cfg;
-    nh_resp_config_default(&cfg);
-    cfg.profile = o & 1;
-    cfg.body_allowed = !(o & 2);
-    cfg.decode = (o & 4) != 0;
-    cfg.skip_interim = (o & 8) != 0;
-    cfg.strict = (o & 16) != 0;
-    cfg.max_header_bytes = 1 << 16;
-    cfg.max_inflated_bytes = 1 << 22;
+    fuzz_response_config(o, &cfg, 1 << 16);
     const uint8_t *in = data + 1;
     size_t n = size - 1;
 
@@ -94,15 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run(in, n, &cfg, NULL, 0, &whole);
     /* cut points derived from the input */
     size_t cuts[8];
-    size_t ncuts = 0;
-    for (size_t i = 0; i < 8 && n > 0; i++)
-        cuts[ncuts++] = (size_t)(((uint32_t)o * 2654435761u + i * 40503u) % (n + 1));
-    for (size_t i = 1; i < ncuts; i++) /* sort */
-        for (size_t j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
-            size_t t = cuts[j];
-            cuts[j] = cuts[j - 1];
-            cuts[j - 1] = t;
-        }
+    size_t ncuts = fuzz_response_cuts(o, n, cuts);
     run(in, n, &cfg, cuts, ncuts, &split);
     /* decoding output can depend on where reads fall (as Ruby's does), so
      * compare the split run's body only without decoding */

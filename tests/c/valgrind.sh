@@ -18,10 +18,10 @@ done
 out=build/valgrind
 mkdir -p "$out"
 lib=()
-lib+=(src/*.c)  # (the codec; its wasm ABI is in wasm/)
+lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
 vg=(valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible
     --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes)
-cflags=(-std=c11 -O1 -g -gdwarf-4 -Wall -Wextra -Werror)
+cflags=(-std=c11 -O1 -g -gdwarf-4 -Wall -Wextra -Werror -Isrc)
 status=0
 for t in tests/c/test_*.c; do
   exe="$out/$(basename "$t" .c)"
@@ -33,7 +33,10 @@ for h in fuzz/fuzz_*.c; do
   name=$(basename "$h" .c); name=${name#fuzz_}
   exe="$out/replay_$name"
   $CC "${cflags[@]}" -o "$exe" "$h" fuzz/replay.c "${lib[@]}"
-  echo "== valgrind $exe $corpus/$name"
-  "${vg[@]}" "$exe" "$corpus/$name" || status=1
+  dirs=("$corpus/$name")
+  # (the bridge's harness reads responses as the response harness does)
+  [ "$name" != bridge ] || dirs=("$corpus/response")
+  echo "== valgrind $exe ${dirs[*]}"
+  "${vg[@]}" "$exe" "${dirs[@]}" || status=1
 done
 exit $status
