@@ -1,16 +1,19 @@
 # frozen_string_literal: true
 #
-# A stand-in for the http-parser gem (HttpParser: FFI bindings to
-# nodejs/http-parser, a C library), which http.rb 4.x reads its responses
-# with (http/response/parser.rb: `require "http-parser"`): neither FFI nor C
-# extensions load in ruby.wasm. The same Ruby API (HttpParser::Parser,
-# ::Instance, ::Error and its subclasses, ERRORS) over a Ruby reading of
-# responses that behaves as the library does in the gem's build (http-parser
-# 1.2.1, as Debian ships it: http_parser 2.8.1 at commit 77310ee, strict):
-# the same callbacks with the same pieces of data at the same split points,
-# the same flags, keep-alive rule, errors (name, description) and quirks of
-# the gem's bindings (noted where they are kept). Requests (type :request
-# or :both) are not read: http.rb writes its own.
+# A stand-in for the http-parser gem (HttpParser: FFI bindings to a C
+# parser), which http.rb 4.x reads its responses with
+# (http/response/parser.rb: `require "http-parser"`): neither FFI nor C
+# extensions load in ruby.wasm. The gem's Ruby API as http.rb uses it
+# (Parser.new_instance, Parser.new(obj), #parse, Instance#http_version,
+# #http_status, #keep_alive?, #reset!, the Error classes and ERRORS) over a
+# reader of our own: the bytes an instance has not used yet are kept; the
+# head is read a line at a time (CRLF or LF), the status line and fields
+# checked with regexps, each field name and value given to its callback
+# whole; the body framed as the gem's build (http-parser 1.2.1, strict)
+# frames responses. What http.rb sees is the gem's: the same status,
+# fields, body bytes, keep-alive rule and errors (class, message); only
+# where the data is cut into callback calls differs. Requests (type
+# :request or :both) are not read: http.rb writes its own.
 #
 # Not the codec's parser: that one reads as Net::HTTP does (downcased field
 # names, MRI's framing and errors), which is not what http.rb users get.
@@ -18,170 +21,80 @@
 unless defined?(::HttpParser)
   module HttpParser
     # What follows is compiled when a constant of HttpParser is first used
-    # (http.rb: HTTP::Response::Parser.new): compiling it takes ruby.wasm
-    # 4.0 about 100 ms, which a VM that never reads with it would pay at
-    # every start.
+    # (http.rb: HTTP::Response::Parser.new), so that a VM that never reads
+    # with it does not pay for it at every start.
     SOURCE = <<'RUBY'
   module HttpParser
     HTTP_MAX_HEADER_SIZE = 80 * 1024
 
-    class Error < StandardError
-      class OK < Error; end
-      class CALLBACK < Error; end
-      class INVALID_EOF_STATE < Error; end
-      class HEADER_OVERFLOW < Error; end
-      class CLOSED_CONNECTION < Error; end
-      class INVALID_VERSION < Error; end
-      class INVALID_STATUS < Error; end
-      class INVALID_METHOD < Error; end
-      class INVALID_URL < Error; end
-      class INVALID_HOST < Error; end
-      class INVALID_PORT < Error; end
-      class INVALID_PATH < Error; end
-      class INVALID_QUERY_STRING < Error; end
-      class INVALID_FRAGMENT < Error; end
-      class LF_EXPECTED < Error; end
-      class INVALID_HEADER_TOKEN < Error; end
-      class INVALID_CONTENT_LENGTH < Error; end
-      class INVALID_CHUNK_SIZE < Error; end
-      class INVALID_CONSTANT < Error; end
-      class INVALID_INTERNAL_STATE < Error; end
-      class STRICT < Error; end
-      class PAUSED < Error; end
-      class UNKNOWN < Error; end
-    end
+    class Error < StandardError; end
+    %w[OK CALLBACK INVALID_EOF_STATE HEADER_OVERFLOW CLOSED_CONNECTION INVALID_VERSION INVALID_STATUS
+       INVALID_METHOD INVALID_URL INVALID_HOST INVALID_PORT INVALID_PATH INVALID_QUERY_STRING INVALID_FRAGMENT
+       LF_EXPECTED INVALID_HEADER_TOKEN INVALID_CONTENT_LENGTH INVALID_CHUNK_SIZE INVALID_CONSTANT
+       INVALID_INTERNAL_STATE STRICT PAUSED UNKNOWN].each { |n| Error.const_set(n, Class.new(Error)) }
 
-    # The library's errno values, in its order: [name, description].
-    ERRNO = [
-      %w[OK success],
-      ['CB_message_begin', 'the on_message_begin callback failed'],
-      ['CB_url', 'the on_url callback failed'],
-      ['CB_header_field', 'the on_header_field callback failed'],
-      ['CB_header_value', 'the on_header_value callback failed'],
-      ['CB_headers_complete', 'the on_headers_complete callback failed'],
-      ['CB_body', 'the on_body callback failed'],
-      ['CB_message_complete', 'the on_message_complete callback failed'],
-      ['CB_status', 'the on_status callback failed'],
-      ['CB_chunk_header', 'the on_chunk_header callback failed'],
-      ['CB_chunk_complete', 'the on_chunk_complete callback failed'],
-      ['INVALID_EOF_STATE', 'stream ended at an unexpected time'],
-      ['HEADER_OVERFLOW', 'too many header bytes seen; overflow detected'],
-      ['CLOSED_CONNECTION', 'data received after completed connection: close message'],
-      ['INVALID_VERSION', 'invalid HTTP version'],
-      ['INVALID_STATUS', 'invalid HTTP status code'],
-      ['INVALID_METHOD', 'invalid HTTP method'],
-      ['INVALID_URL', 'invalid URL'],
-      ['INVALID_HOST', 'invalid host'],
-      ['INVALID_PORT', 'invalid port'],
-      ['INVALID_PATH', 'invalid path'],
-      ['INVALID_QUERY_STRING', 'invalid query string'],
-      ['INVALID_FRAGMENT', 'invalid fragment'],
-      ['LF_EXPECTED', 'LF character expected'],
-      ['INVALID_HEADER_TOKEN', 'invalid character in header'],
-      ['INVALID_CONTENT_LENGTH', 'invalid character in content-length header'],
-      ['UNEXPECTED_CONTENT_LENGTH', 'unexpected content-length header'],
-      ['INVALID_CHUNK_SIZE', 'invalid character in chunk size header'],
-      ['INVALID_CONSTANT', 'invalid constant string'],
-      ['INVALID_INTERNAL_STATE', 'encountered unexpected internal state'],
-      ['STRICT', 'strict mode assertion failed'],
-      ['PAUSED', 'parser is paused'],
-      ['UNKNOWN', 'an unknown error occurred'],
-    ].freeze
-    ERRNO.each_with_index { |(name, _), i| const_set(:"HPE_#{name}", i) }
+    # The errors a response can end in, as the gem names and describes them.
+    DESCRIPTIONS = {
+      INVALID_EOF_STATE: 'stream ended at an unexpected time',
+      HEADER_OVERFLOW: 'too many header bytes seen; overflow detected',
+      CLOSED_CONNECTION: 'data received after completed connection: close message',
+      INVALID_VERSION: 'invalid HTTP version',
+      INVALID_STATUS: 'invalid HTTP status code',
+      INVALID_HEADER_TOKEN: 'invalid character in header',
+      INVALID_CONTENT_LENGTH: 'invalid character in content-length header',
+      UNEXPECTED_CONTENT_LENGTH: 'unexpected content-length header',
+      INVALID_CHUNK_SIZE: 'invalid character in chunk size header',
+      INVALID_CONSTANT: 'invalid constant string',
+      STRICT: 'strict mode assertion failed',
+      LF_EXPECTED: 'LF character expected',
+    }
+    CALLBACKS = %i[on_message_begin on_url on_status on_header_field on_header_value
+                   on_headers_complete on_body on_message_complete on_chunk_header on_chunk_complete].freeze
+    CALLBACKS.each { |c| DESCRIPTIONS[:"CB_#{c.to_s.delete_prefix('on_')}"] = "the #{c} callback failed" }
+    DESCRIPTIONS.freeze
 
-    # (the gem's table: it has no UNEXPECTED_CONTENT_LENGTH, which is then an UNKNOWN)
-    ERRORS = {
-      OK: Error::OK,
-      CB_message_begin: Error::CALLBACK, CB_url: Error::CALLBACK, CB_header_field: Error::CALLBACK,
-      CB_header_value: Error::CALLBACK, CB_headers_complete: Error::CALLBACK, CB_body: Error::CALLBACK,
-      CB_message_complete: Error::CALLBACK, CB_status: Error::CALLBACK, CB_chunk_header: Error::CALLBACK,
-      CB_chunk_complete: Error::CALLBACK,
-      INVALID_EOF_STATE: Error::INVALID_EOF_STATE, HEADER_OVERFLOW: Error::HEADER_OVERFLOW,
-      CLOSED_CONNECTION: Error::CLOSED_CONNECTION, INVALID_VERSION: Error::INVALID_VERSION,
-      INVALID_STATUS: Error::INVALID_STATUS, INVALID_METHOD: Error::INVALID_METHOD,
-      INVALID_URL: Error::INVALID_URL, INVALID_HOST: Error::INVALID_HOST, INVALID_PORT: Error::INVALID_PORT,
-      INVALID_PATH: Error::INVALID_PATH, INVALID_QUERY_STRING: Error::INVALID_QUERY_STRING,
-      INVALID_FRAGMENT: Error::INVALID_FRAGMENT, LF_EXPECTED: Error::LF_EXPECTED,
-      INVALID_HEADER_TOKEN: Error::INVALID_HEADER_TOKEN, INVALID_CONTENT_LENGTH: Error::INVALID_CONTENT_LENGTH,
-      INVALID_CHUNK_SIZE: Error::INVALID_CHUNK_SIZE, INVALID_CONSTANT: Error::INVALID_CONSTANT,
-      INVALID_INTERNAL_STATE: Error::INVALID_INTERNAL_STATE, STRICT: Error::STRICT, PAUSED: Error::PAUSED,
-      UNKNOWN: Error::UNKNOWN,
-    }.freeze
+    ERRORS = { OK: Error::OK, UNKNOWN: Error::UNKNOWN }
+    Error.constants.each { |n| ERRORS[n] = Error.const_get(n) unless n == :CALLBACK }
+    CALLBACKS.each { |c| ERRORS[:"CB_#{c.to_s.delete_prefix('on_')}"] = Error::CALLBACK }
+    ERRORS.freeze
 
-    TYPES = { request: 0, response: 1, both: 2 }.freeze
-    # (the gem's names, shifted by the type's two bits: Instance#flags)
-    FLAG = { CHUNKED: 1 << 2, CONNECTION_KEEP_ALIVE: 1 << 3, CONNECTION_CLOSE: 1 << 4, CONNECTION_UPGRADE: 1 << 5,
-             TRAILING: 1 << 6, UPGRADE: 1 << 7, SKIPBODY: 1 << 8 }.freeze
-    METHODS = %i[DELETE GET HEAD POST PUT CONNECT OPTIONS TRACE COPY LOCK MKCOL MOVE PROPFIND PROPPATCH SEARCH
-                 UNLOCK BIND REBIND UNBIND ACL REPORT MKACTIVITY CHECKOUT MERGE MSEARCH NOTIFY SUBSCRIBE
-                 UNSUBSCRIBE PATCH PURGE MKCALENDAR LINK UNLINK].freeze
+    # Raised inside Instance#execute: the name of the error it stops at.
+    class Stop < StandardError; end
 
-    # The state of one message being read (the library's struct http_parser).
     class Instance
-      F_CHUNKED = 1 << 0
-      F_CONNECTION_KEEP_ALIVE = 1 << 1
-      F_CONNECTION_CLOSE = 1 << 2
-      F_CONNECTION_UPGRADE = 1 << 3
-      F_TRAILING = 1 << 4
-      F_UPGRADE = 1 << 5
-      F_SKIPBODY = 1 << 6
-      F_CONTENTLENGTH = 1 << 7
-      NO_LENGTH = (1 << 64) - 1
-      CR = 13
-      LF = 10
-      # tchar: the bytes a field name may have (the library's tokens[])
-      TOKEN = Array.new(256) { |b| b < 128 && '!#$%&\'*+-.^_`|~'.include?(b.chr) || (48..57).cover?(b) || (65..90).cover?(b) || (97..122).cover?(b) }.freeze
-      NOT_TOKEN = /[^!\#$%&'*+\-.^_`|~0-9A-Za-z]/n.freeze
-      LINE_END = /[\r\n]/n.freeze
-      UNHEX = Array.new(256) { |b| (b.chr =~ /\A\h\z/n) ? b.chr.to_i(16) : -1 }.freeze
-      # the states that count toward HTTP_MAX_HEADER_SIZE: all but the body's
-      BODY_STATES = %i[chunk_data chunk_data_almost_done chunk_data_done body_identity body_identity_eof message_done].freeze
-      # field names the parser acts on, lowercased
-      SPECIAL = { 'connection' => :connection, 'proxy-connection' => :connection, 'content-length' => :content_length,
-                  'transfer-encoding' => :transfer_encoding, 'upgrade' => :upgrade }.freeze
-      KEEP_ALIVE = 'keep-alive'.b.bytes.freeze
-      CLOSE = 'close'.b.bytes.freeze
-      UPGRADE = 'upgrade'.b.bytes.freeze
-      CHUNKED = 'chunked'.b.bytes.freeze
+      NO_LENGTH = nil
+      # the status line, as far as it has come: its pieces in turn, each
+      # optional only once those before it are whole
+      STATUS_LINE = %r{\AH(?:T(?:T(?:P(?:/(?:(\d)(?:\.(?:(\d)(?:( +)(?:(\d+)(?:( )(.*))?)?)?)?)?)?)?)?)?)?}mn.freeze
+      TOKEN = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]*/n.freeze
+
+      attr_accessor :type
+      attr_reader :http_major, :http_minor, :http_status
 
       def initialize(ptr = nil)
         raise ArgumentError, 'net-http-wasm: this HttpParser::Instance has no C struct to point to' if ptr
-        @type = TYPES[:both]
-        @flags = 0
+        @type = :both
         yield self if block_given?
-        init(@type)
+        reset!
       end
 
       def reset!(new_type = type)
-        init(new_type.is_a?(Symbol) ? TYPES.fetch(new_type) : new_type)
+        @type = new_type
+        @buf = +''.b
+        @phase = :start
+        @error = nil
+        @http_major = @http_minor = @http_status = 0
+        @upgrade = @chunked = @close = @keep_alive = @skip = false
+        @length = NO_LENGTH
+        nil
       end
-
-      def type
-        TYPES.key(@type & 3)
-      end
-
-      # (as the gem: ORed into the flags' byte)
-      def type=(new_type)
-        @type = ((@flags << 2) & 0xfc | TYPES.fetch(new_type)) & 3
-      end
-
-      # The gem reads the first six flags, above the type's two bits.
-      def flags
-        (@flags << 2) & 0xfc
-      end
-
-      attr_reader :http_major, :http_minor
 
       def http_version
-        format('%d.%d', @http_major, @http_minor)
-      end
-
-      def http_status
-        @status_code
+        "#{@http_major}.#{@http_minor}"
       end
 
       def http_method
-        METHODS[@method]
+        nil
       end
 
       def upgrade?
@@ -189,30 +102,27 @@ unless defined?(::HttpParser)
       end
 
       def error?
-        @errno != 0
+        !@error.nil?
       end
 
       def error
-        return nil if @errno == 0
-        name, desc = ERRNO[@errno]
-        (ERRORS[name.to_sym] || Error::UNKNOWN).new("#{desc} (#{name})")
+        @error && ERRORS.fetch(@error, Error::UNKNOWN).new("#{DESCRIPTIONS[@error]} (#{@error})")
       end
 
       def data
         nil
       end
 
+      # HTTP/1.1 unless Connection: close, HTTP/1.0 only with keep-alive;
+      # and never a body read to the end of the stream. (As the gem: a
+      # version counts as 1.1 when both its digits are above 0.)
       def keep_alive?
-        if @http_major > 0 && @http_minor > 0
-          return false if @flags & F_CONNECTION_CLOSE != 0
-        elsif @flags & F_CONNECTION_KEEP_ALIVE == 0
-          return false
-        end
-        !needs_eof?
+        return false if @http_major > 0 && @http_minor > 0 ? @close : !@keep_alive
+        !body_to_eof?
       end
 
       def final_chunk?
-        @state == :message_done
+        @phase == :done
       end
 
       def stop!
@@ -223,631 +133,321 @@ unless defined?(::HttpParser)
         throw :return, -1
       end
 
-      # The struct's fields the gem's layout names, where they mean the same.
-      def [](field)
-        case field
-        when :type_flags then ((@flags << 2) & 0xfc) | @type
-        when :nread then @nread
-        when :content_length then @content_length
-        when :http_major then @http_major
-        when :http_minor then @http_minor
-        when :status_code then @status_code
-        when :method then @method
-        when :error_upgrade then @errno | (@upgrade ? 0x80 : 0)
-        else raise ArgumentError, "No such field '#{field}'"
+      # Reads data with the callbacks in cb; an empty String is the end of
+      # the stream.
+      def execute(cb, data)
+        return if @error
+        @cb = cb
+        if data.empty?
+          # (as the gem: at each end of the stream)
+          return notify(:on_message_complete) if @phase == :to_eof
+          stop(:INVALID_EOF_STATE) unless %i[start dead].include?(@phase)
+          return
         end
-      end
-
-      # http_parser_execute over a response: the bytes taken (all of them
-      # unless an error or an upgrade stopped it); an empty String is the end
-      # of the stream.
-      def execute(settings, data)
-        return 0 if @errno != 0
-        data = data.b unless data.encoding == Encoding::BINARY
-        len = data.bytesize
-        if len == 0
-          case @state
-          when :body_identity_eof
-            notify(settings, :on_message_complete, HPE_CB_message_complete)
-            return 0
-          when :dead, :start_res
-            return 0
-          else
-            @errno = HPE_INVALID_EOF_STATE
-            return 1
-          end
-        end
-
-        field_mark = @state == :header_field ? 0 : nil
-        value_mark = @state == :header_value ? 0 : nil
-        status_mark = @state == :res_status ? 0 : nil
-        body_mark = nil
-        p = 0
-        while p < len
-          ch = data.getbyte(p)
-          if !BODY_STATES.include?(@state) && (@nread += 1) > HTTP_MAX_HEADER_SIZE
-            return error_at(HPE_HEADER_OVERFLOW, p)
-          end
-
-          # each `next` here is the library's REEXECUTE: the same byte again
-          while true
-            case @state
-            when :dead
-              # after a message with Connection: close
-              break if ch == CR || ch == LF
-              return error_at(HPE_CLOSED_CONNECTION, p)
-
-            when :start_res
-              break if ch == CR || ch == LF
-              @flags = 0
-              @content_length = NO_LENGTH
-              return error_at(HPE_INVALID_CONSTANT, p) if ch != 72 # H
-              @state = :res_H
-              return p + 1 if notify(settings, :on_message_begin, HPE_CB_message_begin)
-              break
-
-            when :res_H
-              return error_at(HPE_STRICT, p) if ch != 84 # T
-              @state = :res_HT
-              break
-            when :res_HT
-              return error_at(HPE_STRICT, p) if ch != 84 # T
-              @state = :res_HTT
-              break
-            when :res_HTT
-              return error_at(HPE_STRICT, p) if ch != 80 # P
-              @state = :res_HTTP
-              break
-            when :res_HTTP
-              return error_at(HPE_STRICT, p) if ch != 47 # /
-              @state = :res_http_major
-              break
-
-            when :res_http_major
-              return error_at(HPE_INVALID_VERSION, p) unless ch >= 48 && ch <= 57
-              @http_major = ch - 48
-              @state = :res_http_dot
-              break
-            when :res_http_dot
-              return error_at(HPE_INVALID_VERSION, p) if ch != 46 # .
-              @state = :res_http_minor
-              break
-            when :res_http_minor
-              return error_at(HPE_INVALID_VERSION, p) unless ch >= 48 && ch <= 57
-              @http_minor = ch - 48
-              @state = :res_http_end
-              break
-            when :res_http_end
-              return error_at(HPE_INVALID_VERSION, p) if ch != 32
-              @state = :res_first_status_code
-              break
-
-            when :res_first_status_code
-              if ch >= 48 && ch <= 57
-                @status_code = ch - 48
-                @state = :res_status_code
-                break
-              end
-              break if ch == 32
-              return error_at(HPE_INVALID_STATUS, p)
-            when :res_status_code
-              if ch >= 48 && ch <= 57
-                @status_code = @status_code * 10 + ch - 48
-                return error_at(HPE_INVALID_STATUS, p) if @status_code > 999
-                break
-              end
-              if ch == 32
-                @state = :res_status_start
-                break
-              end
-              return error_at(HPE_INVALID_STATUS, p) unless ch == CR || ch == LF
-              @state = :res_status_start
-              next
-            when :res_status_start
-              status_mark ||= p
-              @state = :res_status
-              @index = 0
-              next if ch == CR || ch == LF
-              break
-            when :res_status
-              if ch == CR || ch == LF
-                @state = ch == CR ? :res_line_almost_done : :header_field_start
-                if status_mark
-                  return p + 1 if data_cb(settings, :on_status, HPE_CB_status, data, status_mark, p - status_mark)
-                  status_mark = nil
-                end
-              end
-              break
-            when :res_line_almost_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              @state = :header_field_start
-              break
-
-            when :header_field_start
-              if ch == CR
-                @state = :headers_almost_done
-                break
-              end
-              if ch == LF
-                @state = :headers_almost_done
-                next
-              end
-              return error_at(HPE_INVALID_HEADER_TOKEN, p) unless TOKEN[ch]
-              field_mark ||= p
-              @index = 0
-              @state = :header_field
-              @name = ch.chr.downcase
-              break
-
-            when :header_field
-              q = data.index(NOT_TOKEN, p) || len
-              @name << data.byteslice(p, q - p).downcase if @name.bytesize < 18
-              if q == len
-                # (the library counts one byte less here)
-                q = len - 1
-                return error_at(HPE_HEADER_OVERFLOW, q) if (@nread += q - p) > HTTP_MAX_HEADER_SIZE
-                p = q
-                break
-              end
-              return error_at(HPE_HEADER_OVERFLOW, q) if (@nread += q - p) > HTTP_MAX_HEADER_SIZE
-              p = q
-              ch = data.getbyte(p)
-              return error_at(HPE_INVALID_HEADER_TOKEN, p) if ch != 58 # :
-              @header_state = SPECIAL[@name] || :general
-              @state = :header_value_discard_ws
-              if field_mark
-                return p + 1 if data_cb(settings, :on_header_field, HPE_CB_header_field, data, field_mark, p - field_mark)
-                field_mark = nil
-              end
-              break
-
-            when :header_value_discard_ws, :header_value_start
-              if @state == :header_value_discard_ws
-                break if ch == 32 || ch == 9
-                if ch == CR
-                  @state = :header_value_discard_ws_almost_done
-                  break
-                end
-                if ch == LF
-                  @state = :header_value_discard_lws
-                  break
-                end
-              end
-              value_mark ||= p
-              @state = :header_value
-              @index = 0
-              c = ch | 0x20
-              case @header_state
-              when :upgrade
-                @flags |= F_UPGRADE
-                @header_state = :general
-              when :transfer_encoding
-                @header_state = c == 99 ? :matching_transfer_encoding_chunked : :general # c
-              when :content_length
-                return error_at(HPE_INVALID_CONTENT_LENGTH, p) unless ch >= 48 && ch <= 57
-                return error_at(HPE_UNEXPECTED_CONTENT_LENGTH, p) if @flags & F_CONTENTLENGTH != 0
-                @flags |= F_CONTENTLENGTH
-                @content_length = ch - 48
-                @header_state = :content_length_num
-              when :connection
-                @header_state = case c
-                                when 107 then :matching_connection_keep_alive # k
-                                when 99 then :matching_connection_close # c
-                                when 117 then :matching_connection_upgrade # u
-                                else :matching_connection_token
-                                end
-              when :matching_connection_token_start
-                nil
-              else
-                @header_state = :general
-              end
-              break
-
-            when :header_value
-              start = p
-              h = @header_state
-              line_end = nil
-              while p < len
-                ch = data.getbyte(p)
-                if ch == CR || ch == LF
-                  line_end = ch
-                  break
-                end
-                return error_at(HPE_INVALID_HEADER_TOKEN, p) unless ch > 31 && ch != 127 || ch == 9
-                if h == :general
-                  # on to the line's end: the bytes between are not checked
-                  q = data.index(LINE_END, p)
-                  p = q.nil? || q - p >= HTTP_MAX_HEADER_SIZE ? len : q
-                  next
-                end
-                h = value_byte(h, ch, ch | 0x20)
-                if h.is_a?(Integer)
-                  @header_state = :content_length_num
-                  return error_at(h, p)
-                end
-                p += 1
-              end
-              @header_state = h
-              if line_end == LF
-                @state = :header_almost_done
-                return error_at(HPE_HEADER_OVERFLOW, p) if (@nread += p - start) > HTTP_MAX_HEADER_SIZE
-                if value_mark
-                  return p if data_cb(settings, :on_header_value, HPE_CB_header_value, data, value_mark, p - value_mark)
-                  value_mark = nil
-                end
-                next
-              end
-              if line_end == CR
-                @state = :header_almost_done
-                if value_mark
-                  return p + 1 if data_cb(settings, :on_header_value, HPE_CB_header_value, data, value_mark, p - value_mark)
-                  value_mark = nil
-                end
-              end
-              p -= 1 if p == len
-              return error_at(HPE_HEADER_OVERFLOW, p) if (@nread += p - start) > HTTP_MAX_HEADER_SIZE
-              break
-
-            when :header_almost_done
-              return error_at(HPE_LF_EXPECTED, p) if ch != LF
-              @state = :header_value_lws
-              break
-
-            when :header_value_lws
-              if ch == 32 || ch == 9
-                @state = :header_value_start
-                next
-              end
-              header_done_flags
-              @state = :header_field_start
-              next
-
-            when :header_value_discard_ws_almost_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              @state = :header_value_discard_lws
-              break
-
-            when :header_value_discard_lws
-              if ch == 32 || ch == 9
-                @state = :header_value_discard_ws
-                break
-              end
-              header_done_flags
-              # an empty value
-              value_mark ||= p
-              @state = :header_field_start
-              return p if data_cb(settings, :on_header_value, HPE_CB_header_value, data, value_mark, p - value_mark)
-              value_mark = nil
-              next
-
-            when :headers_almost_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              if @flags & F_TRAILING != 0
-                # the end of a chunked body (on_chunk_complete: the gem never sets it)
-                @state = :message_done
-                next
-              end
-              return error_at(HPE_UNEXPECTED_CONTENT_LENGTH, p) if @flags & F_CHUNKED != 0 && @flags & F_CONTENTLENGTH != 0
-              @state = :headers_done
-              # a response's Upgrade counts only with a 101 (and Connection: upgrade)
-              @upgrade = @flags & F_UPGRADE != 0 && @flags & F_CONNECTION_UPGRADE != 0 ? @status_code == 101 : @method == 5
-              if (f = settings[:on_headers_complete])
-                case f.call(self)
-                when 0 then nil
-                when 1 then @flags |= F_SKIPBODY
-                when 2
-                  @upgrade = true
-                  @flags |= F_SKIPBODY
-                else
-                  @errno = HPE_CB_headers_complete
-                  return p
-                end
-              end
-              next
-
-            when :headers_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              @nread = 0
-              has_body = @flags & F_CHUNKED != 0 || (@content_length > 0 && @content_length != NO_LENGTH)
-              if @upgrade && (@method == 5 || @flags & F_SKIPBODY != 0 || !has_body)
-                # the rest is in another protocol
-                @state = new_message
-                return p + 1 if notify(settings, :on_message_complete, HPE_CB_message_complete)
-                return p + 1
-              end
-              if @flags & F_SKIPBODY != 0
-                @state = new_message
-                return p + 1 if notify(settings, :on_message_complete, HPE_CB_message_complete)
-              elsif @flags & F_CHUNKED != 0
-                @state = :chunk_size_start
-              elsif @content_length == 0
-                @state = new_message
-                return p + 1 if notify(settings, :on_message_complete, HPE_CB_message_complete)
-              elsif @content_length != NO_LENGTH
-                @state = :body_identity
-              elsif !needs_eof?
-                @state = new_message
-                return p + 1 if notify(settings, :on_message_complete, HPE_CB_message_complete)
-              else
-                @state = :body_identity_eof
-              end
-              break
-
-            when :body_identity
-              n = len - p
-              n = @content_length if @content_length < n
-              body_mark ||= p
-              @content_length -= n
-              p += n - 1
-              if @content_length == 0
-                @state = :message_done
-                return p if data_cb(settings, :on_body, HPE_CB_body, data, body_mark, p - body_mark + 1)
-                body_mark = nil
-                next
-              end
-              break
-
-            when :body_identity_eof
-              body_mark ||= p
-              p = len - 1
-              break
-
-            when :message_done
-              @state = new_message
-              return p + 1 if notify(settings, :on_message_complete, HPE_CB_message_complete)
-              return p + 1 if @upgrade
-              break
-
-            when :chunk_size_start
-              v = UNHEX[ch]
-              return error_at(HPE_INVALID_CHUNK_SIZE, p) if v < 0
-              @content_length = v
-              @state = :chunk_size
-              break
-            when :chunk_size
-              if ch == CR
-                @state = :chunk_size_almost_done
-                break
-              end
-              v = UNHEX[ch]
-              if v < 0
-                return error_at(HPE_INVALID_CHUNK_SIZE, p) unless ch == 59 || ch == 32 # ; or SP
-                @state = :chunk_parameters
-                break
-              end
-              return error_at(HPE_INVALID_CONTENT_LENGTH, p) if (NO_LENGTH - 16) / 16 < @content_length
-              @content_length = @content_length * 16 + v
-              break
-            when :chunk_parameters
-              @state = :chunk_size_almost_done if ch == CR
-              break
-            when :chunk_size_almost_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              @nread = 0
-              if @content_length == 0
-                @flags |= F_TRAILING
-                @state = :header_field_start
-              else
-                @state = :chunk_data
-              end
-              # (on_chunk_header: the gem never sets it)
-              break
-
-            when :chunk_data
-              n = len - p
-              n = @content_length if @content_length < n
-              body_mark ||= p
-              @content_length -= n
-              p += n - 1
-              @state = :chunk_data_almost_done if @content_length == 0
-              break
-            when :chunk_data_almost_done
-              return error_at(HPE_STRICT, p) if ch != CR
-              @state = :chunk_data_done
-              if body_mark
-                return p + 1 if data_cb(settings, :on_body, HPE_CB_body, data, body_mark, p - body_mark)
-                body_mark = nil
-              end
-              break
-            when :chunk_data_done
-              return error_at(HPE_STRICT, p) if ch != LF
-              @nread = 0
-              @state = :chunk_size_start
-              break
-
-            else
-              return error_at(HPE_INVALID_INTERNAL_STATE, p)
-            end
-          end
-          p += 1
-        end
-
-        # what a mark holds as the bytes run out (one mark at most)
-        mark = field_mark || value_mark || body_mark || status_mark
-        if mark
-          name, errno = if field_mark then [:on_header_field, HPE_CB_header_field]
-                        elsif value_mark then [:on_header_value, HPE_CB_header_value]
-                        elsif body_mark then [:on_body, HPE_CB_body]
-                        else [:on_status, HPE_CB_status]
-                        end
-          data_cb(settings, name, errno, data, mark, len - mark)
-        end
-        len
+        @buf << (data.encoding == Encoding::BINARY ? data : data.b)
+        nil while step
+      rescue Stop => e
+        @error = e.message.to_sym
+      ensure
+        @buf = +''.b if @error
       end
 
       private
 
-      def init(type)
-        @type = type & 3
-        @state = @type == TYPES[:response] ? :start_res : :start_other
-        @flags = 0
-        @header_state = :general
-        @index = 0
-        @nread = 0
-        @content_length = 0
-        @http_major = 0
-        @http_minor = 0
-        @status_code = 0
-        @method = 0
-        @errno = 0
-        @upgrade = false
-        @name = +''
-        nil
+      def stop(name)
+        raise Stop, name.to_s
       end
 
-      def error_at(errno, consumed)
-        @errno = errno
-        consumed
-      end
-
-      # Whether the body runs to the end of the stream.
-      def needs_eof?
-        return false if @status_code / 100 == 1 || @status_code == 204 || @status_code == 304 || @flags & F_SKIPBODY != 0
-        return false if @flags & F_CHUNKED != 0 || @content_length != NO_LENGTH
-        true
-      end
-
-      # (the strict build: after a message that does not keep the
-      # connection alive, only CR and LF may follow)
-      def new_message
-        keep_alive? ? :start_res : :dead
-      end
-
-      # A header's line ended: the flags its value set.
-      def header_done_flags
-        case @header_state
-        when :connection_keep_alive then @flags |= F_CONNECTION_KEEP_ALIVE
-        when :connection_close then @flags |= F_CONNECTION_CLOSE
-        when :transfer_encoding_chunked then @flags |= F_CHUNKED
-        when :connection_upgrade then @flags |= F_CONNECTION_UPGRADE
+      # Takes what it can from the buffer: false once it needs more bytes.
+      def step
+        case @phase
+        when :start, :dead
+          @buf.sub!(/\A[\r\n]+/n, '')
+          return false if @buf.empty?
+          stop(:CLOSED_CONNECTION) if @phase == :dead
+          # (as the gem: what framed the last message is gone, even when
+          # these bytes do not start one)
+          @length = NO_LENGTH
+          @chunked = @close = @keep_alive = @skip = false
+          stop(:INVALID_CONSTANT) unless @buf.start_with?('H')
+          begin_message
+        when :status, :fields, :trailer then head_line
+        when :length then length_body
+        when :to_eof
+          body(@buf)
+          @buf = +''.b
+          false
+        when :chunk_size then chunk_size
+        when :chunk_data then chunk_data
+        when :done then finish(:on_message_complete)
+        when :upgraded
+          # the rest is in another protocol: not for this parser
+          @buf = +''.b
+          @phase = :start
+          false
         end
       end
 
-      # One byte of the value of a header the parser acts on: the next
-      # header state, or an errno.
-      def value_byte(h, ch, c)
-        case h
-        when :content_length_num
-          return :content_length_ws if ch == 32
-          return HPE_INVALID_CONTENT_LENGTH unless ch >= 48 && ch <= 57
-          return HPE_INVALID_CONTENT_LENGTH if (NO_LENGTH - 10) / 10 < @content_length
-          @content_length = @content_length * 10 + ch - 48
-          h
-        when :content_length_ws
-          ch == 32 ? h : HPE_INVALID_CONTENT_LENGTH
-        when :matching_transfer_encoding_chunked
-          match(h, c, CHUNKED, :transfer_encoding_chunked, :general)
-        when :matching_connection_token_start
-          case c
-          when 107 then :matching_connection_keep_alive
-          when 99 then :matching_connection_close
-          when 117 then :matching_connection_upgrade
-          else
-            if TOKEN[c] then :matching_connection_token
-            elsif c == 32 || c == 9 then h
-            else :general
+      def begin_message
+        @phase = :status
+        @head_bytes = 0
+        @http_status = 0
+        @conn_upgrade = @upgrade_field = false
+        @field = nil
+        notify(:on_message_begin)
+        true
+      end
+
+      # One line of the head (or of the trailer): false until it is whole.
+      def head_line
+        lf = @buf.index(/[\r\n]/n)
+        unless lf && (@buf.getbyte(lf) == 10 || lf + 1 < @buf.bytesize)
+          check_partial(lf ? @buf.byteslice(0, lf) : @buf, lf)
+          stop(:HEADER_OVERFLOW) if @head_bytes + @buf.bytesize > HTTP_MAX_HEADER_SIZE
+          return false
+        end
+        line = @buf.byteslice(0, lf)
+        ending = @buf.getbyte(lf) == 13 ? 2 : 1
+        stop(:HEADER_OVERFLOW) if (@head_bytes += lf + ending) > HTTP_MAX_HEADER_SIZE
+        bad_ending = ending == 2 && @buf.getbyte(lf + 1) != 10
+        @buf = @buf.byteslice(lf + ending..)
+        if @phase == :status
+          status_line(line)
+          stop(:STRICT) if bad_ending
+        elsif line.empty?
+          stop(:STRICT) if bad_ending
+          framing(*@field) if @field
+          return head_done
+        elsif line.start_with?(' ', "\t") && @field
+          # (as the gem: a folded value keeps the line's blanks, but for
+          # the first piece of a value)
+          line = line.sub(/\A[ \t]+/n, '') if @field[1].empty?
+          check_value(nil, line)
+          @field[1] << line
+          deliver(:on_header_value, line)
+          stop(:LF_EXPECTED) if bad_ending
+        else
+          field_line(line)
+          stop(@field[1].empty? ? :STRICT : :LF_EXPECTED) if bad_ending
+        end
+        true
+      end
+
+      # (as the gem: a bad byte is an error as soon as it arrives)
+      def check_partial(line, ended)
+        if @phase == :status
+          status_error(line, ended)
+        elsif !line.empty? && !line.start_with?(' ', "\t")
+          name = line[TOKEN]
+          return if name.bytesize == line.bytesize && !ended
+          stop(:INVALID_HEADER_TOKEN) if name.empty? || line.getbyte(name.bytesize) != 58
+          value = line.byteslice(name.bytesize + 1..).sub(/\A[ \t]+/n, '')
+          check_value(name.downcase, value)
+          content_length(value, partial: true) if name.casecmp?('content-length')
+        end
+      end
+
+      def status_error(line, whole)
+        m = STATUS_LINE.match(line)
+        n = m[0].bytesize
+        @http_major, @http_minor, @http_status = m[1].to_i, m[2].to_i, m[4].to_i
+        stop(:INVALID_STATUS) if @http_status > 999
+        return m if n == line.bytesize && (!whole || m[4])
+        stop(n.zero? ? :INVALID_CONSTANT : n < 5 ? :STRICT : n < 8 || !m[3] ? :INVALID_VERSION : :INVALID_STATUS)
+      end
+
+      def status_line(line)
+        m = status_error(line, true)
+        deliver(:on_status, m[6] || +'')
+        @phase = :fields
+      end
+
+      def field_line(line)
+        name = line[TOKEN]
+        stop(:INVALID_HEADER_TOKEN) if name.empty? || line.getbyte(name.bytesize) != 58
+        value = line.byteslice(name.bytesize + 1..).sub(/\A[ \t]+/n, '')
+        deliver(:on_header_field, name)
+        check_value(name.downcase, value)
+        framing(*@field) if @field
+        # (its framing once its folded lines, if any, are in; but for a
+        # Content-Length, which they do not change)
+        @field = [name.downcase, value]
+        content_length(value) if @field[0] == 'content-length'
+        deliver(:on_header_value, value)
+      end
+
+      # (as the gem: the strict build refuses a control byte in a value, but
+      # for the first; in other fields than these, it looks at the second
+      # only)
+      CHECKED = %w[connection proxy-connection content-length transfer-encoding].freeze
+      CTL = /[\x00-\x08\x0a-\x1f\x7f]/n.freeze
+
+      def check_value(name, value)
+        bad = value.index(CTL, 1) or return
+        return unless bad == 1 || CHECKED.include?(name)
+        # a Content-Length already wrong before it
+        stop(:INVALID_CONTENT_LENGTH) if name == 'content-length' && value[/\A(?:\d+ *)?/n].bytesize < bad
+        stop(:INVALID_HEADER_TOKEN)
+      end
+
+      # (partial: a line not yet whole, checked for what is wrong already)
+      def content_length(value, partial: false)
+        return if value.empty?
+        stop(:UNEXPECTED_CONTENT_LENGTH) if @length
+        stop(:INVALID_CONTENT_LENGTH) unless value.match?(/\A\d+ *\z/n)
+        stop(:INVALID_CONTENT_LENGTH) if value.to_i >= 2**64 - 1
+        @length = value.to_i unless partial
+      end
+
+      # The fields that frame the body or say what becomes of the connection.
+      def framing(name, value)
+        case name
+        when 'transfer-encoding'
+          @chunked = true if value.match?(/\Achunked *\z/in)
+        when 'connection', 'proxy-connection'
+          value.split(',', -1).each_with_index do |token, i|
+            t = token.sub(/\A[ \t]+/n, '')
+            # (as the gem: a token after a comma that starts with a byte no
+            # token may hold ends the reading of the field)
+            break if i > 0 && !t.empty? && !t.match?(/\A[!#$%&'*+\-.^_`|~0-9A-Za-z]/n)
+            case t.sub(/ +\z/n, '').downcase
+            when 'keep-alive' then @keep_alive = true
+            when 'close' then @close = true
+            when 'upgrade' then @conn_upgrade = true
             end
           end
-        when :matching_connection_keep_alive
-          match(h, c, KEEP_ALIVE, :connection_keep_alive, :matching_connection_token)
-        when :matching_connection_close
-          match(h, c, CLOSE, :connection_close, :matching_connection_token)
-        when :matching_connection_upgrade
-          match(h, c, UPGRADE, :connection_upgrade, :matching_connection_token)
-        when :matching_connection_token
-          if ch == 44 # ,
-            @index = 0
-            return :matching_connection_token_start
-          end
-          h
-        when :transfer_encoding_chunked
-          ch == 32 ? h : :general
-        when :connection_keep_alive, :connection_close, :connection_upgrade
-          if ch == 44
-            header_done_flags_for(h)
-            @index = 0
-            :matching_connection_token_start
-          elsif ch != 32
-            :matching_connection_token
-          else
-            h
-          end
-        else
-          :general
+        when 'upgrade'
+          @upgrade_field = true unless value.empty?
         end
       end
 
-      def header_done_flags_for(h)
-        @header_state = h
-        header_done_flags
-      end
-
-      def match(h, c, word, matched, otherwise)
-        @index += 1
-        return otherwise if @index > word.size - 1 || c != word[@index]
-        @index == word.size - 1 ? matched : h
-      end
-
-      # A notification callback: true if it failed (then errno is set).
-      def notify(settings, name, errno)
-        f = settings[name]
-        return false unless f
-        return false if f.call(self) == 0
-        @errno = errno
+      def head_done
+        if @phase == :trailer
+          @phase = :done
+          return true
+        end
+        stop(:UNEXPECTED_CONTENT_LENGTH) if @chunked && @length
+        @upgrade = @upgrade_field && @conn_upgrade && @http_status == 101
+        # on_headers_complete's stop! is the gem's way to skip a HEAD
+        # response's body
+        @skip = notify(:on_headers_complete, skippable: true)
+        body = @chunked || @length.to_i > 0
+        @phase = if @upgrade && (@skip || !body) then :upgrade_done
+                 elsif @skip || (!@chunked && (@length == 0 || (@length.nil? && !body_to_eof?))) then :done
+                 elsif @chunked then :chunk_size
+                 elsif @length then :length
+                 else :to_eof
+                 end
+        if @phase == :upgrade_done
+          finish(:on_message_complete)
+          @phase = :upgraded
+        end
         true
       end
 
-      # A data callback with a copy of len bytes from at (the gem copies
-      # them out of the C buffer): true if it failed.
-      def data_cb(settings, name, errno, data, at, len)
-        f = settings[name]
-        return false unless f
-        return false if f.call(self, data.unpack1("a#{len}", offset: at)) == 0
-        @errno = errno
+      def body_to_eof?
+        s = @http_status
+        !(s / 100 == 1 || s == 204 || s == 304 || @skip || @chunked || @length)
+      end
+
+      def length_body
+        return false if @buf.empty?
+        piece = @buf.byteslice(0, @length)
+        @buf = @buf.byteslice(piece.bytesize..)
+        @length -= piece.bytesize
+        body(piece)
+        @phase = :done if @length.zero?
         true
+      end
+
+      def chunk_size
+        return false if @buf.empty?
+        # hex digits, then after a space or ';' anything up to the CR
+        line = @buf[/\A[^\r]*/n]
+        stop(:INVALID_CHUNK_SIZE) unless line.match?(/\A\h+(?:[; ].*)?\z/mn)
+        return false if line.bytesize + 2 > @buf.bytesize
+        stop(:STRICT) unless @buf.getbyte(line.bytesize + 1) == 10
+        size = line[/\A\h+/n].to_i(16)
+        stop(:INVALID_CONTENT_LENGTH) if size >= 2**64 - 16
+        @buf = @buf.byteslice(line.bytesize + 2..)
+        if size.zero?
+          @phase = :trailer
+        else
+          @length = size
+          @phase = :chunk_data
+        end
+        true
+      end
+
+      def chunk_data
+        if @length > 0
+          return false if @buf.empty?
+          piece = @buf.byteslice(0, @length)
+          @buf = @buf.byteslice(piece.bytesize..)
+          @length -= piece.bytesize
+          body(piece)
+          return true
+        end
+        return false if @buf.empty?
+        stop(:STRICT) unless @buf.getbyte(0) == 13
+        return false if @buf.bytesize < 2
+        stop(:STRICT) unless @buf.getbyte(1) == 10
+        @buf = @buf.byteslice(2..)
+        @phase = :chunk_size
+        true
+      end
+
+      def finish(name)
+        @phase = keep_alive? ? :start : :dead
+        notify(name)
+        true
+      end
+
+      def body(piece)
+        deliver(:on_body, piece) unless piece.empty?
+      end
+
+      # A callback: false if it is not set or it returned; stop! is an
+      # error but in on_headers_complete (skippable), where it is true.
+      def notify(name, skippable: false)
+        f = @cb[name] or return false
+        r = f.call(self)
+        return false if r.zero?
+        return true if skippable && r == 1
+        stop(:"CB_#{name.to_s.delete_prefix('on_')}")
+      end
+
+      def deliver(name, piece)
+        f = @cb[name] or return
+        stop(:"CB_#{name.to_s.delete_prefix('on_')}") unless f.call(self, piece.b).zero?
       end
     end
 
     # The gem's HttpParser::Parser: callbacks by name, from an object's
     # methods or from blocks, and #parse.
     class Parser
-      CALLBACKS = %i[on_message_begin on_url on_status on_header_field on_header_value
-                     on_headers_complete on_body on_message_complete on_chunk_header on_chunk_complete].freeze
-
       def self.new_instance(&block)
         Instance.new(&block)
       end
 
       def initialize(callback_obj = nil)
         @settings = {}
-        unless callback_obj.nil?
-          CALLBACKS.each do |callback|
-            __send__(callback, &callback_obj.method(callback)) if callback_obj.respond_to?(callback)
-          end
+        CALLBACKS.each do |c|
+          __send__(c, &callback_obj.method(c)) if callback_obj&.respond_to?(c)
         end
         yield self if block_given?
       end
 
-      %i[on_message_begin on_headers_complete on_message_complete].each do |name|
-        define_method(name) { |&block| @settings[name] = wrap(block) }
+      CALLBACKS.each do |name|
+        # (as the gem: on_chunk_header and on_chunk_complete take the place
+        # of on_message_complete)
+        key = name.start_with?('on_chunk') ? :on_message_complete : name
+        define_method(name) { |&block| @settings[key] = wrap(block) }
       end
 
-      %i[on_url on_status on_header_field on_header_value on_body].each do |name|
-        define_method(name) { |&block| @settings[name] = wrap(block) }
-      end
-
-      # (as the gem: these two take the place of on_message_complete)
-      def on_chunk_header(&block)
-        @settings[:on_message_complete] = wrap(block)
-      end
-
-      def on_chunk_complete(&block)
-        @settings[:on_message_complete] = wrap(block)
-      end
-
-      # Parses data; true if the instance is in error (as the gem, whose
-      # documentation says the opposite). The gem passes String#length as
-      # the byte count: a String with multibyte characters is cut there.
+      # Reads data; true if the instance is in error (the gem's value, which
+      # its documentation states the other way round). As the gem, it takes
+      # String#length bytes of data.
       def parse(inst, data)
         unless inst.type == :response
           raise NotImplementedError, 'net-http-wasm: HttpParser in ruby.wasm reads responses only (type = :response)'
@@ -859,8 +459,8 @@ unless defined?(::HttpParser)
 
       private
 
-      # A callback's value to the parser: 0, or the value of stop! (1) or
-      # error! (-1); an exception it raises is -1 (and is not seen again).
+      # A callback's value: 0, or 1 for stop!, -1 for error! or an exception
+      # (which is not seen again).
       def wrap(block)
         lambda do |*args|
           catch(:return) do
@@ -877,7 +477,7 @@ RUBY
 
     def self.const_missing(name)
       singleton_class.send(:remove_method, :const_missing)
-      TOPLEVEL_BINDING.eval(SOURCE, 'net_http_wasm/http_parser.rb', 25)
+      TOPLEVEL_BINDING.eval(SOURCE, 'net_http_wasm/http_parser.rb', 27)
       const_get(name)
     end
   end
