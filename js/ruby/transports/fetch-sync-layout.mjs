@@ -17,6 +17,9 @@ export const W = 0;
 export const R = 1;
 export const HELPER = 2;
 export const CANCEL = 3;
+// The most bytes a data frame holds (a larger piece of a body is split):
+// what the VM's thread takes from the ring at a time.
+export const FRAME_MAX = 64 * 1024;
 
 // Frame types: F_PAD (the rest of the ring up to its end is skipped),
 // F_DATA (bytes of the response: its head as HTTP/1.1, then its body),

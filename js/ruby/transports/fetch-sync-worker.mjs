@@ -6,7 +6,7 @@
 // is full this Worker waits (Atomics.waitAsync) for the VM's thread to
 // read: a body is held here a ring at most, however large.
 import { responseHead, fetchFailed, REDIRECTED } from './fetch-map.mjs';
-import { RING, MASK, W, R, HELPER, CANCEL, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
+import { RING, MASK, W, R, HELPER, CANCEL, FRAME_MAX, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -99,7 +99,7 @@ async function put(out, type, bytes) {
       Atomics.store(ctl, W, (w + skip) | 0);
       continue;
     }
-    const n = Math.min(left, free - 5, tail - 5);
+    const n = Math.min(left, free - 5, tail - 5, whole ? left : FRAME_MAX);
     u8[pos] = type;
     dv.setUint32(pos + 1, n, true);
     u8.set(n === bytes.length ? bytes : bytes.subarray(off, off + n), pos + 5);

@@ -30,6 +30,10 @@ const HELPER_URL = new URL('./fetch-sync-worker.mjs', import.meta.url);
 const utf8 = new TextDecoder();
 // Rings kept for the next requests.
 const IDLE_MAX = 4;
+// Frames are taken from the ring while less than this waits for Ruby: the
+// rest waits in the ring, and the helper (then the browser's socket) for
+// room in it.
+const TAKE_MAX = 256 * 1024;
 // How long a wait waits for the helper Worker to start (with no
 // XMLHttpRequest to fall back on).
 const START_MS = 10000;
@@ -72,12 +76,13 @@ class StreamConn extends Conn {
     return true;
   }
 
-  // Takes the frames the helper wrote (while Ruby has room for them).
+  // Takes the frames the helper wrote (while Ruby has room for them, and
+  // little else to read).
   take() {
     const ring = this.ring;
     if (!ring || this.held) return;
     const { ctl, u8, dv } = ring;
-    while (!this.closed && !this.holdReads()) {
+    while (!this.closed && !this.holdReads() && this.recordBytes + this.rawBytes < TAKE_MAX) {
       const r = this.taken;
       const w = Atomics.load(ctl, W) >>> 0;
       if (r === w) return;
