@@ -175,6 +175,10 @@ export interface CreateBrowserRubyVMOptions extends InstallOptions {
   rubygems?: boolean;
   /** Ruby's $stdout (fd 1) and $stderr (fd 2), line by line (default: console.log / console.warn; false: dropped) */
   print?: false | ((text: string, fd: 1 | 2) => void);
+  /** with blocking: true in a dedicated Worker of a cross-origin isolated page, each request a fetch() streamed through shared memory (default where possible); false: a synchronous XMLHttpRequest; true: the streamed one or a TypeError */
+  stream?: boolean;
+  /** true: the VM made for JavaScript Promise Integration (WebAssembly.Suspending): the result's evalJspi(code) runs Ruby whose waits suspend the VM (no blocking: true) */
+  jspi?: boolean;
 }
 
 /** A ruby.wasm VM with gem files, /tmp, the environment, rubygems and Net::HTTP over fetch() (browsers). */
@@ -182,6 +186,8 @@ export function createRubyVM(options: CreateBrowserRubyVMOptions): Promise<{
   vm: RubyVMLike & { evalAsync(code: string): Promise<{ toString(): string }> };
   handle: InstallHandle;
   wasi: any;
+  /** with jspi: true: runs code, its waits suspending the VM; one call at a time */
+  evalJspi?: (code: string) => Promise<{ toString(): string }>;
   dispose(): Promise<void>;
 }>;
 
