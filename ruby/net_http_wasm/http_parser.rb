@@ -191,7 +191,6 @@ unless defined?(::HttpParser)
       def begin_message
         @phase = :status
         @head_bytes = 0
-        @http_status = 0
         @conn_upgrade = @upgrade_field = false
         @field = nil
         notify(:on_message_begin)
@@ -221,14 +220,23 @@ unless defined?(::HttpParser)
         elsif line.start_with?(' ', "\t") && @field
           # (as the gem: a folded value keeps the line's blanks, but for
           # the first piece of a value)
-          line = line.sub(/\A[ \t]+/n, '') if @field[1].empty?
-          check_value(nil, line)
-          @field[1] << line
+          if @value_empty
+            # a value that starts on a folded line
+            line = line.sub(/\A[ \t]+/n, '')
+            check_value(@field[0], line)
+            first_line(line)
+            @value_empty = line.empty?
+          else
+            check_value(nil, line)
+          end
+          # (as the gem: a Connection value goes on through a folded line
+          # only from where a token would start)
+          @field[1] << line if @field[0].end_with?('connection') && connection(@field[1])
           deliver(:on_header_value, line)
           stop(:LF_EXPECTED) if bad_ending
         else
           field_line(line)
-          stop(@field[1].empty? ? :STRICT : :LF_EXPECTED) if bad_ending
+          stop(@value_empty ? :STRICT : :LF_EXPECTED) if bad_ending
         end
         true
       end
@@ -237,7 +245,7 @@ unless defined?(::HttpParser)
       def check_partial(line, ended)
         if @phase == :status
           status_error(line, ended)
-        elsif !line.empty? && !line.start_with?(' ', "\t")
+        elsif !line.empty? && !(@field && line.start_with?(' ', "\t"))
           name = line[TOKEN]
           return if name.bytesize == line.bytesize && !ended
           stop(:INVALID_HEADER_TOKEN) if name.empty? || line.getbyte(name.bytesize) != 58
@@ -250,7 +258,10 @@ unless defined?(::HttpParser)
       def status_error(line, whole)
         m = STATUS_LINE.match(line)
         n = m[0].bytesize
-        @http_major, @http_minor, @http_status = m[1].to_i, m[2].to_i, m[4].to_i
+        # (as the gem: each as soon as it is read)
+        @http_major = m[1].to_i if m[1]
+        @http_minor = m[2].to_i if m[2]
+        @http_status = m[4].to_i if m[4]
         stop(:INVALID_STATUS) if @http_status > 999
         return m if n == line.bytesize && (!whole || m[4])
         stop(n.zero? ? :INVALID_CONSTANT : n < 5 ? :STRICT : n < 8 || !m[3] ? :INVALID_VERSION : :INVALID_STATUS)
@@ -272,19 +283,27 @@ unless defined?(::HttpParser)
         # (its framing once its folded lines, if any, are in; but for a
         # Content-Length, which they do not change)
         @field = [name.downcase, value]
-        content_length(value) if @field[0] == 'content-length'
+        @value_empty = value.empty?
+        first_line(value)
         deliver(:on_header_value, value)
       end
 
       # (as the gem: the strict build refuses a control byte in a value, but
       # for the first; in other fields than these, it looks at the second
-      # only)
-      CHECKED = %w[connection proxy-connection content-length transfer-encoding].freeze
+      # only, and in a Transfer-Encoding, at those up to the first that is
+      # not "chunked" and spaces, and at the one after. The gem also looks
+      # at a value's byte that starts the data of a parse call, which
+      # depends on how the stream was cut: not kept.)
+      CHECKED = %w[connection proxy-connection content-length].freeze
       CTL = /[\x00-\x08\x0a-\x1f\x7f]/n.freeze
 
       def check_value(name, value)
         bad = value.index(CTL, 1) or return
-        return unless bad == 1 || CHECKED.include?(name)
+        checked = if CHECKED.include?(name) then bad
+                  elsif name == 'transfer-encoding' then value.downcase.match(/\A(?:c(?:h(?:u(?:n(?:k(?:e(?:d *)?)?)?)?)?)?)?/n)[0].bytesize + 1
+                  else 1
+                  end
+        return if bad > checked
         # a Content-Length already wrong before it
         stop(:INVALID_CONTENT_LENGTH) if name == 'content-length' && value[/\A(?:\d+ *)?/n].bytesize < bad
         stop(:INVALID_HEADER_TOKEN)
@@ -293,6 +312,7 @@ unless defined?(::HttpParser)
       # (partial: a line not yet whole, checked for what is wrong already)
       def content_length(value, partial: false)
         return if value.empty?
+        stop(:INVALID_CONTENT_LENGTH) unless value.match?(/\A\d/n)
         stop(:UNEXPECTED_CONTENT_LENGTH) if @length
         stop(:INVALID_CONTENT_LENGTH) unless value.match?(/\A\d+ *\z/n)
         stop(:INVALID_CONTENT_LENGTH) if value.to_i >= 2**64 - 1
@@ -302,22 +322,49 @@ unless defined?(::HttpParser)
       # The fields that frame the body or say what becomes of the connection.
       def framing(name, value)
         case name
-        when 'transfer-encoding'
-          @chunked = true if value.match?(/\Achunked *\z/in)
-        when 'connection', 'proxy-connection'
-          value.split(',', -1).each_with_index do |token, i|
-            t = token.sub(/\A[ \t]+/n, '')
-            # (as the gem: a token after a comma that starts with a byte no
-            # token may hold ends the reading of the field)
-            break if i > 0 && !t.empty? && !t.match?(/\A[!#$%&'*+\-.^_`|~0-9A-Za-z]/n)
-            case t.sub(/ +\z/n, '').downcase
-            when 'keep-alive' then @keep_alive = true
-            when 'close' then @close = true
-            when 'upgrade' then @conn_upgrade = true
-            end
-          end
+        when 'connection', 'proxy-connection' then connection(value)
         when 'upgrade'
           @upgrade_field = true unless value.empty?
+        end
+      end
+
+      WORDS = { 'k' => 'keep-alive', 'c' => 'close', 'u' => 'upgrade' }.freeze
+      TCHAR = /\A[!#$%&'*+\-.^_`|~0-9A-Za-z]/n.freeze
+
+      # What the first line of a value sets (not a folded one).
+      def first_line(value)
+        content_length(value) if @field[0] == 'content-length'
+        @chunked = true if @field[0] == 'transfer-encoding' && value.match?(/\Achunked *\z/in)
+      end
+
+      # Connection's tokens, as the gem reads them: true if the value ends
+      # where a token would start.
+      def connection(value)
+        rest = value
+        first = true
+        loop do
+          rest = rest.sub(/\A[ \t]+/n, '')
+          return true if rest.empty?
+          # (a token after a comma that starts with a byte no token may
+          # hold ends the reading of the field)
+          return false unless first || rest.match?(TCHAR)
+          token, comma, rest = rest.partition(',')
+          word = WORDS[token[0].to_s.downcase]
+          t = token.downcase
+          # (the value's first byte is taken into the token, even a comma)
+          if (first && token.empty?) || (word && comma == ',' && t.size < word.size && word.start_with?(t))
+            # (the start of a word, then a comma: the comma is taken into
+            # the token, which runs on to the next)
+            _, comma, rest = rest.partition(',')
+          elsif word && t.sub(/ +\z/n, '') == word
+            case word
+            when 'keep-alive' then @keep_alive = true
+            when 'close' then @close = true
+            else @conn_upgrade = true
+            end
+          end
+          return false if comma.empty?
+          first = false
         end
       end
 
