@@ -40,18 +40,21 @@ module NetHttpWasm
       @bridge = NetHttpWasm.bridge
       @fibers = {}.compare_by_identity # fibers made by #fiber and still alive
       @ready = [] # [fiber, value]: to resume
-      @timers = [] # [deadline, seq, fiber, action], kept sorted
+      @timers = [] # [deadline, seq, fiber, action, done]: a binary heap (earliest first)
+      @timer_count = 0 # timers in @timers neither fired nor cancelled
       @results = {} # token => value, for waits of fibers not made here
       @seq = 0
       @waiting = {}.compare_by_identity # fiber => the number of the wait it is in
       @interrupts = {}.compare_by_identity # fiber (or :main) => proc run where it waits
       @host_at = now # when the host last ran
+      @checked = {}.compare_by_identity # fiber => the wait found safe to collect in
+      @unsafe = nil # [fiber, wait] last found unsafe to collect in
     end
 
     # Whether a fiber of this scheduler's is alive or a timer is set: then
     # waits of the other fibers go through here, so that those run meanwhile.
     def busy?
-      !@fibers.empty? || !@timers.empty?
+      !@fibers.empty? || @timer_count.positive?
     end
 
     # Whether fiber was made by this scheduler (it yields to wait).
@@ -69,11 +72,12 @@ module NetHttpWasm
       f = Fiber.new(blocking: false) do
         block.call
       ensure
-        @fibers.delete(Fiber.current)
+        gone(Fiber.current)
       end
       add(f)
       f.resume
       collect_again
+      collect_if_due
       f
     end
 
@@ -83,7 +87,7 @@ module NetHttpWasm
       f = Fiber.new(blocking: false, storage: storage) do
         block.call
       ensure
-        @fibers.delete(Fiber.current)
+        gone(Fiber.current)
       end
       add(f)
       @ready << [f, nil, nil]
@@ -251,26 +255,101 @@ module NetHttpWasm
       Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
 
+    # Timers: a binary heap ordered by deadline, then by when they were
+    # set; a cancelled timer is marked done and left where it is (dropped
+    # when it comes first, or when done ones are most of the heap).
     def add_timer(seconds, fiber, action)
-      t = [now + seconds, @seq += 1, fiber, action]
-      i = @timers.bsearch_index { |x| (x[0] <=> t[0]).nonzero? ? x[0] > t[0] : x[1] > t[1] } || @timers.size
-      @timers.insert(i, t)
+      t = [now + seconds, @seq += 1, fiber, action, false]
+      @timers << t
+      sift_up(@timers.size - 1)
+      @timer_count += 1
       t
     end
 
     def cancel(timer)
-      @timers.delete(timer) if timer
+      return unless timer && !timer[4]
+
+      timer[4] = true
+      @timer_count -= 1
+      return unless @timers.size > 64 && @timers.size > 4 * @timer_count
+
+      @timers.reject! { |t| t[4] }
+      (@timers.size / 2 - 1).downto(0) { |i| sift_down(i) }
     end
 
-    # The garbage collector is off while fibers of this scheduler's are
-    # alive: in ruby.wasm a fiber that waits keeps what its C frames hold
-    # (the Array that Array#map is filling, in `threads.map(&:value)`)
-    # where the collector does not look, and another fiber's allocations
-    # would have it freed. It is on again once they have all ended, from
-    # the fiber that runs the scheduler (not a waiting one).
+    # The earliest timer not done (nil: none).
+    def next_timer
+      pop_timer while (t = @timers[0]) && t[4]
+      t
+    end
+
+    def pop_timer
+      last = @timers.pop
+      return if @timers.empty?
+
+      @timers[0] = last
+      sift_down(0)
+    end
+
+    def before?(a, b)
+      a[0] < b[0] || (a[0] == b[0] && a[1] < b[1])
+    end
+
+    def sift_up(i)
+      h = @timers
+      while i.positive?
+        up = (i - 1) / 2
+        break unless before?(h[i], h[up])
+
+        h[i], h[up] = h[up], h[i]
+        i = up
+      end
+    end
+
+    def sift_down(i)
+      h = @timers
+      n = h.size
+      loop do
+        l = 2 * i + 1
+        break if l >= n
+
+        c = l + 1 < n && before?(h[l + 1], h[l]) ? l + 1 : l
+        break unless before?(h[c], h[i])
+
+        h[i], h[c] = h[c], h[i]
+        i = c
+      end
+    end
+
+    # The garbage collector and this scheduler's fibers: ruby.wasm switches
+    # fibers with Asyncify, which saves the C locals of a fiber that is
+    # switched out (one that waits, or one that resumed another) in a buffer
+    # of its own that the collector does not scan. What only such a local
+    # holds is freed by a collection that runs meanwhile: the Array that
+    # Array#map fills, in `threads.map(&:value)` (the program resumes the
+    # threads from inside Array#map) or in a thread's `urls.map { get }`;
+    # Array#select's, Hash#select's... (Ruby frames are safe: their values
+    # are on the VM stack, which is marked, and so are Enumerable's, which
+    # keep theirs in a memo the VM's frames refer to.) So while fibers of
+    # this scheduler's are alive the collector does not run by itself
+    # (GC.disable); the fiber that runs the scheduler collects instead,
+    # between the fibers it resumes, when enough has been allocated
+    # (collect_if_due): there it is the current fiber, whose C locals are
+    # scanned, and it does so only when none of the waiting fibers is inside
+    # a C method that may hold such objects (their backtraces tell, once per
+    # wait). It is on again once the fibers have all ended, from the fiber
+    # that runs the scheduler.
     def add(fiber)
-      @gc_off = !GC.disable if @fibers.empty?
+      if @fibers.empty?
+        @gc_off = !GC.disable
+        @gc_due = GC.stat(:total_allocated_objects) + GC_EVERY
+      end
       @fibers[fiber] = true
+    end
+
+    def gone(fiber)
+      @fibers.delete(fiber)
+      @checked.delete(fiber)
     end
 
     def collect_again
@@ -278,6 +357,116 @@ module NetHttpWasm
 
       @gc_off = false
       GC.enable
+    end
+
+    # Objects allocated, at least, between two collections of
+    # collect_if_due; and the malloc'd bytes that make one due sooner.
+    GC_EVERY = 100_000
+    GC_MALLOC = 16 << 20
+
+    def collect_if_due
+      return unless @gc_off && !@fibers.empty?
+      return if GC.stat(:total_allocated_objects) < @gc_due && GC.stat(:malloc_increase_bytes) < GC_MALLOC
+      return if owns?(Fiber.current) || !safe_to_collect?
+
+      GC.start(full_mark: false)
+      @gc_due = GC.stat(:total_allocated_objects) + [GC.stat(:heap_live_slots), GC_EVERY].max
+    end
+
+    # Whether no waiting fiber of this scheduler's is inside a C method that
+    # may hold objects in its C locals (each wait is looked at once).
+    def safe_to_collect?
+      f, n = @unsafe
+      return false if f && @waiting[f] == n
+
+      @unsafe = nil
+      @waiting.each do |fiber, wait|
+        next if @checked[fiber] == wait
+        if Frames.holding?(fiber.backtrace_locations)
+          @unsafe = [fiber, wait]
+          return false
+        end
+        @checked[fiber] = wait
+      end
+      true
+    end
+
+    # The frames of a backtrace that may hold objects where the collector
+    # does not look, in a fiber that is switched out: C methods' (Ruby's
+    # labels name the method and its owner since 3.4), but for those known
+    # to keep nothing there that no Ruby frame refers to (Enumerable's keep
+    # their state in a memo the VM's frames refer to).
+    module Frames
+      SAFE = %w[
+        Kernel#catch Kernel#loop Kernel#tap Kernel#then Kernel#yield_self Kernel#send Kernel#public_send
+        Kernel#eval Kernel.eval Kernel#sleep Kernel.sleep BasicObject#__send__ BasicObject#instance_eval
+        BasicObject#instance_exec Module#module_eval Module#class_eval Module#module_exec Module#class_exec
+        Class#new Proc#call Proc#() Proc#yield Proc#=== Proc#[] Method#call Method#=== Method#[]
+        UnboundMethod#bind_call Integer#times Integer#upto Integer#downto Array#each Array#each_index
+        Array#reverse_each Hash#each Hash#each_pair Hash#each_key Hash#each_value Range#each
+        Fiber#resume Fiber.yield Fiber#transfer Fiber#raise Fiber#kill Fiber.blocking
+        Thread::Mutex#synchronize Thread::Mutex#lock Monitor#synchronize Monitor#mon_synchronize
+        Monitor#enter Monitor#mon_enter Thread::Queue#pop Thread::Queue#shift Thread::Queue#deq
+        Thread::Queue#push Thread::Queue#<< Thread::Queue#enq Thread::SizedQueue#pop
+        Thread::SizedQueue#shift Thread::SizedQueue#deq Thread::SizedQueue#push Thread::SizedQueue#<<
+        Thread::SizedQueue#enq Thread.handle_interrupt IO.select Enumerator#each Enumerator#with_index Enumerator#each_with_index
+        Enumerator#with_object Enumerator#each_with_object
+        Enumerable#map Enumerable#collect Enumerable#flat_map Enumerable#collect_concat Enumerable#select
+        Enumerable#filter Enumerable#filter_map Enumerable#reject Enumerable#each_with_index
+        Enumerable#each_with_object Enumerable#each_slice Enumerable#each_cons Enumerable#each_entry
+        Enumerable#inject Enumerable#reduce Enumerable#sum Enumerable#count Enumerable#find
+        Enumerable#detect Enumerable#find_index Enumerable#group_by Enumerable#partition Enumerable#min_by
+        Enumerable#max_by Enumerable#minmax_by Enumerable#sort_by Enumerable#to_a Enumerable#entries
+        Enumerable#to_h Enumerable#zip Enumerable#first Enumerable#take_while Enumerable#drop_while
+        Enumerable#any? Enumerable#all? Enumerable#none? Enumerable#one? Enumerable#tally Enumerable#uniq
+      ].to_h { |l| [l, true] }.freeze
+      OWNER = /\A([A-Z]\w*(?:::[A-Z]\w*)*)([#.])([^#.]+)\z/
+
+      @verdicts = {} # label => whether such a frame may hold objects
+
+      # Whether a frame of locations may hold objects no Ruby frame refers to.
+      def self.holding?(locations)
+        locations.each_with_index.any? do |loc, i|
+          label = loc.label
+          v = @verdicts.fetch(label) { @verdicts[label] = verdict(label) }
+          # (a label that names no method: C if it is at its caller's line, as C frames are)
+          v == :unknown ? same_line?(loc, locations[i + 1]) : v
+        end
+      end
+
+      def self.same_line?(loc, caller)
+        caller.nil? || (loc.lineno == caller.lineno && loc.path == caller.path)
+      end
+
+      # true, false, or :unknown (a label of no method: a block's, the
+      # program's, a method of an anonymous class, Ruby < 3.4's bare names)
+      def self.verdict(label)
+        return false if label.start_with?('block ', 'rescue in ', 'ensure in ', '<') || SAFE.key?(label)
+
+        m = method_of(label)
+        m ? m.source_location.nil? : :unknown
+      end
+
+      # The method "Owner#name" or "Owner.name" names (not loading anything).
+      def self.method_of(label)
+        md = OWNER.match(label)
+        return nil unless md
+
+        owner = Object
+        md[1].split('::').each do |name|
+          return nil unless owner.const_defined?(name, false) && !owner.autoload?(name)
+
+          owner = owner.const_get(name, false)
+        end
+        return nil unless owner.is_a?(Module)
+
+        owner = owner.singleton_class if md[2] == '.'
+        m = owner.instance_method(md[3])
+        m = m.super_method while m && !m.owner.equal?(owner)
+        m
+      rescue NameError
+        nil
+      end
     end
 
     # Yields (the current fiber is one of this scheduler's) until woken;
@@ -352,7 +541,8 @@ module NetHttpWasm
       fire_timers
       take_settled
       if @ready.empty?
-        wake = @timers.empty? ? deadline : [@timers[0][0], deadline].compact.min
+        timer = next_timer
+        wake = timer ? [timer[0], deadline].compact.min : deadline
         raise FiberError, 'net-http-wasm: every fiber is waiting and nothing can wake them (deadlock)' if wake.nil? && @results.empty?
         wait_host(wake ? [((wake - now) * 1000).ceil, 0].max : -1)
         fire_timers
@@ -370,6 +560,7 @@ module NetHttpWasm
         elsif fiber.alive? && (n.nil? || @waiting[fiber] == n)
           # (n: the wait it was woken from; a second wake of that wait is dropped)
           fiber.resume(value)
+          collect_if_due
         end
       end
       collect_again
@@ -379,8 +570,10 @@ module NetHttpWasm
 
     def fire_timers
       t = now
-      while (timer = @timers[0]) && timer[0] <= t
-        @timers.shift
+      while (timer = next_timer) && timer[0] <= t
+        pop_timer
+        timer[4] = true
+        @timer_count -= 1
         _, _, fiber, action = timer
         if action.is_a?(Exception)
           raise action if fiber.equal?(Fiber.current)

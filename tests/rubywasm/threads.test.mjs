@@ -152,6 +152,80 @@ describe('1,000 threads', { timeout: 600000 }, () => {
   }
 });
 
+// ruby.wasm switches fibers with Asyncify: a fiber switched out keeps its
+// C locals where the collector does not look. The collector runs while
+// threads live, from the fiber that runs the scheduler, and waits while a
+// thread is inside a C method that may hold such objects (scheduler.rb
+// `add`). Each program here lost objects, or killed the VM, when the
+// collector ran by itself meanwhile, or without that wait.
+const COLLECTOR = `
+  require 'json'
+  def churn(n) = n.times { "garbage" * 10; [1, 2, 3] }
+  out = {}
+  g = GC.count
+  # the program is inside Array#map (a C method) while the threads run
+  threads = Array.new(20) { |i| Thread.new { 5.times { sleep 0.001; churn(20_000) }; "v#{i}" + "x" * 40 } }
+  r = threads.map(&:value)
+  out[:map_of_values] = r.each_with_index.all? { |s, i| s == "v#{i}" + "x" * 40 }
+  out[:collected_meanwhile] = GC.count > g
+  # threads inside Array#map and Hash#select when they wait
+  threads = Array.new(10) do |i|
+    Thread.new { [[1, 2, 3].map { |j| sleep 0.001; churn(20_000); "v#{i}.#{j}" }, { a: 1, b: 2 }.select { |k, _| sleep 0.001; churn(20_000); k == :a }] }
+  end
+  out[:maps_in_threads] = threads.map(&:value).each_with_index.all? { |(a, h), i| a == [1, 2, 3].map { |j| "v#{i}.#{j}" } && h == { a: 1 } }
+  # a thread that lives long, waiting often, keeps the heap small
+  live = GC.stat(:heap_live_slots)
+  peak = Thread.new { m = 0; 60.times { sleep 0.001; churn(20_000); m = [m, GC.stat(:heap_live_slots)].max }; m }.value
+  out[:long_lived_bounded] = peak - live < 600_000 ? true : peak - live
+  out[:on_again] = [GC.disable, GC.enable]
+  out.to_json`;
+
+describe('the collector runs while threads live', { timeout: 600000 }, () => {
+  for (const version of VERSIONS) {
+    for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
+      test(`ruby.wasm ${version}, ${transport}: values held by C methods survive, a long-lived thread's garbage is collected`, async () => {
+        const vm = await workerVM({ ruby: version, blocking });
+        try {
+          const out = JSON.parse(await vm.run(COLLECTOR, !blocking));
+          assert.deepEqual(out, { map_of_values: true, collected_meanwhile: true, maps_in_threads: true, long_lived_bounded: true, on_again: [false, true] });
+        } finally {
+          await vm.close();
+        }
+      });
+    }
+  }
+});
+
+describe('timers', { timeout: 300000 }, () => {
+  for (const version of VERSIONS) {
+    test(`ruby.wasm ${version}: 300 threads' sleeps end, none before its deadline, with 300 timeouts set and cancelled meanwhile`, async () => {
+      const vm = await workerVM({ ruby: version, blocking: false });
+      try {
+        const out = JSON.parse(await vm.run(`
+          require 'json'
+          order = []
+          now = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
+          ds = (1..300).map { |i| (i * 7919 % 300) * 0.0002 }
+          go = Queue.new
+          base = nil
+          deadlines = []
+          sleepers = ds.each_with_index.map do |d, i|
+            Thread.new { go.pop; s = [base + d - now.(), 0].max; deadlines[i] = now.() + s; sleep s; order << i if now.() >= deadlines[i] }
+          end
+          cancelled = Array.new(300) { |i| Thread.new { go.pop; Timeout.timeout(30 + i) { sleep 0.001 }; :ok } }
+          Thread.pass until (sleepers + cancelled).all?(&:stop?)
+          base = now.() + 2 # (the deadlines, whenever each thread goes on; on a busy machine some come late)
+          go.close
+          sleepers.each(&:join)
+          [order.sort == (0...300).to_a, cancelled.map(&:value).uniq].to_json`, true));
+        assert.deepEqual(out, [true, ['ok']]);
+      } finally {
+        await vm.close();
+      }
+    });
+  }
+});
+
 describe('the waiting transport lets the host run while Ruby waits, with no scheduler asked for', { timeout: 300000 }, () => {
   for (const version of VERSIONS) {
     test(`ruby.wasm ${version}: sleep, IO.select, Queue#pop, Thread#join, Mutex#lock, ConditionVariable#wait`, async () => {
