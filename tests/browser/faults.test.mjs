@@ -19,35 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startExampleServers } from '../../examples/browser/serve.mjs';
 import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
-
-const READ_TIMEOUT = 0.5;
-
-// One request that meets the fault, then one on the same Net::HTTP object
-// that must succeed: { error: [class, message], socketError, timeoutError,
-// response, after, seconds, conns (the bridge's, after the fault) }.
-const scenario = (port, method, path) => `
-  h = Net::HTTP.new('127.0.0.1', ${port})
-  h.read_timeout = ${READ_TIMEOUT}
-  h.open_timeout = 2
-  out = {}
-  h.start do
-    t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-    begin
-      req = Net::HTTP::${method === 'POST' ? 'Post' : 'Get'}.new(${JSON.stringify(path)})
-      req.body = 'body' if req.request_body_permitted?
-      res = h.request(req)
-      out[:response] = [res.code, res.body]
-    rescue => e
-      out[:error] = [e.class.name, e.message]
-      out[:socketError] = e.is_a?(SocketError)
-      out[:timeoutError] = e.is_a?(Timeout::Error)
-    end
-    out[:seconds] = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
-    out[:conns] = JS.global[:__bridge][:conns][:size].to_i
-    res = h.request(Net::HTTP::Get.new('/ok?body=again'))
-    out[:after] = [res.code, res.body]
-  end
-  out`;
+import { READ_TIMEOUT, runFault } from '../support/browser/faults.mjs';
 
 test('browser: Net::HTTP over fetch() under connection faults (Chromium, ruby.wasm 4.0)', { skip, timeout: 90000 }, async () => {
   const servers = await startExampleServers();
@@ -65,7 +37,7 @@ test('browser: Net::HTTP over fetch() under connection faults (Chromium, ruby.wa
       await init();
       const module = await WebAssembly.compileStreaming(fetch('/node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
       const { vm } = await DefaultRubyVM(module, { consolePrint: false });
-      window.__bridge = installNetHttp(vm).bridge;
+      installNetHttp(vm);
       vm.eval("require 'net/http'; require 'json'; require 'js'");
       window.__rb = async (code) => JSON.parse((await vm.evalAsync(`(begin\n${code}\nend).to_json`)).toString());
     });
@@ -73,25 +45,12 @@ test('browser: Net::HTTP over fetch() under connection faults (Chromium, ruby.wa
     // Each scenario starts with the connection the last one kept alive
     // (the first with none): Chromium reuses it for the next fetch().
     const run = async (method, path) => {
-      await chaos.stats(true);
-      const r = await Promise.race([
-        page.evaluate((code) => window.__rb(code), scenario(chaos.ports.plain, method, path)),
-        sleep(15000).then(() => ({ hung: true })),
-      ]);
-      assert.ok(!r.hung, `${method} ${path} hung\n${logs.join('\n')}`);
-      await sleep(200);
-      const st = await chaos.stats();
-      r.requests = st.requests.filter((q) => q === `${method} ${path}`).length;
-      r.open = st.open;
-      if (process.env.NETHTTP_FAULTS_LOG) console.log(method, path, JSON.stringify(r));
-      // the bridge let go of the connection, the same Net::HTTP works again,
-      // and the browser closed the faulted sockets: only the one kept alive
-      // after the last answer is open at the server
-      const what = `${method} ${path}: ${JSON.stringify(r)}`;
-      assert.equal(r.conns, 0, what);
-      assert.deepEqual(r.after, ['200', 'again'], what);
-      assert.equal(r.open, 1, what);
-      return r;
+      const rb = (code) =>
+        Promise.race([page.evaluate((c) => window.__rb(c), code), sleep(15000).then(() => ({ hung: true }))]).then((r) => {
+          assert.ok(!r.hung, `${method} ${path} hung\n${logs.join('\n')}`);
+          return r;
+        });
+      return (await runFault(chaos, rb, method, path))[0];
     };
 
     // reset before any byte, and garbage instead of a status line (Chromium

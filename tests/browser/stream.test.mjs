@@ -17,10 +17,10 @@
 // Needs Debian's `chromium` and playwright-core (skipped without them).
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startWorkerServers } from '../support/browser/worker-server.mjs';
 import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
+import { runFault } from '../support/browser/faults.mjs';
 
 const DRIVER = '/tests/support/browser/worker-driver.mjs';
 const PATTERN_RB = '(0..255).map(&:chr).join.b';
@@ -228,41 +228,7 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
   });
 
   test("the chaos server's faults: the fetch() transport's errors, the same object working after", async () => {
-    const scenario = (method, path) => `
-      h = Net::HTTP.new('127.0.0.1', ${chaos.ports.plain})
-      h.read_timeout = 0.5
-      h.open_timeout = 2
-      out = {}
-      h.start do
-        t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
-        begin
-          req = Net::HTTP::${method === 'POST' ? 'Post' : 'Get'}.new(${JSON.stringify(path)})
-          req.body = 'body' if req.request_body_permitted?
-          res = h.request(req)
-          out[:response] = [res.code, res.body]
-        rescue => e
-          out[:error] = [e.class.name, e.message]
-          out[:socketError] = e.is_a?(SocketError)
-          out[:timeoutError] = e.is_a?(Timeout::Error)
-        end
-        out[:seconds] = Process.clock_gettime(Process::CLOCK_MONOTONIC) - t
-        out[:conns] = NetHttpWasm.bridge[:conns][:size].to_i
-        out[:after] = h.request(Net::HTTP::Get.new('/ok?body=again')).then { |r| [r.code, r.body] }
-      end
-      out`;
-    const run = async (method, path) => {
-      await chaos.stats(true);
-      const r = await rbJSON(scenario(method, path));
-      await sleep(200);
-      const st = await chaos.stats();
-      r.requests = st.requests.filter((q) => q === `${method} ${path}`).length;
-      r.open = st.open;
-      const what = `${method} ${path}: ${JSON.stringify(r)}`;
-      assert.equal(r.conns, 0, what);
-      assert.deepEqual(r.after, ['200', 'again'], what);
-      assert.equal(r.open, 1, what);
-      return [r, what];
-    };
+    const run = (method, path) => runFault(chaos, rbJSON, method, path);
     for (const [m, path, sent] of [['GET', '/reset', 1], ['POST', '/reset', 2], ['GET', '/garbage', 1], ['POST', '/garbage', 1]]) {
       const [r, what] = await run(m, path);
       assert.equal(r.error[0], 'NetHttpWasm::FetchError', what);
