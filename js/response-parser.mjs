@@ -9,6 +9,7 @@
 //   res.reading_body(sock, requestMethod != 'HEAD') {}
 // over sock = Net::BufferedIO.new(StringIO.new(bytes)): Ruby 4.0 (net-http
 // 0.9.1) by default, profile '3.4' for net-http 0.6.0 (they agree on all of it).
+import { concatAll } from './bytes.mjs';
 import { getDefaultCodec, profileId } from './core.mjs';
 import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
 import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED, writeConfigRecord } from './schema.mjs';
@@ -162,19 +163,6 @@ function readEvents(c, onHead, pieces) {
   return end;
 }
 
-/** The arrays of `list` as one (the array itself when there is one). */
-export function concatAll(list) {
-  if (list.length === 1) return list[0];
-  let n = 0;
-  for (const x of list) n += x.length;
-  const out = new Uint8Array(n);
-  let p = 0;
-  for (const x of list) {
-    out.set(x, p);
-    p += x.length;
-  }
-  return out;
-}
 
 function concat(a, b) {
   const out = new Uint8Array(a.length + b.length);

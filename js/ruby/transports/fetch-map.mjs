@@ -2,6 +2,7 @@
 // helper Worker, xhr-sync.mjs) map the bytes the codec wrote to a browser
 // request, and the browser's response back to HTTP/1.1 bytes. Nothing here
 // needs the codec: the helper Worker imports this file alone.
+import { concatAll } from '../../bytes.mjs';
 import { isForbiddenRequestHeader } from '../../fetch.mjs';
 
 const encoder = new TextEncoder();
@@ -85,14 +86,14 @@ export class RequestBytes {
     this.parts.push(bytes);
     this.size += bytes.length;
     if (!this.head) {
-      const all = join(this.parts);
+      const all = concatAll(this.parts);
       this.parts = [all];
       this.head = parseHead(all);
       if (!this.head) return null;
     }
     const h = this.head;
     if (h.chunked ? !endsLastChunk(this.parts) : this.size < h.start + h.length) return null;
-    const all = join(this.parts);
+    const all = concatAll(this.parts);
     this.parts = [all];
     const req = takeBody(h, all);
     if (!req) return null;
@@ -151,19 +152,6 @@ function endsLastChunk(parts) {
     for (let j = p.length - 1; j >= 0 && k >= 0; j--, k--) if (p[j] !== want[k]) return false;
   }
   return k < 0;
-}
-
-function join(parts) {
-  if (parts.length === 1) return parts[0];
-  let n = 0;
-  for (const x of parts) n += x.length;
-  const out = new Uint8Array(n);
-  let p = 0;
-  for (const x of parts) {
-    out.set(x, p);
-    p += x.length;
-  }
-  return out;
 }
 
 // A chunked body from `at` (as the codec writes one: hex size, CRLF, data,

@@ -26,7 +26,7 @@
 // - there is no cache mode: a response the browser's cache may give
 //   (Cache-Control, Expires) can come from there.
 import { Conn } from '../conn.mjs';
-import { concatAll } from '../../response-parser.mjs';
+import { concatAll } from '../../bytes.mjs';
 import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A body up to this size is given to the parser with its head.
