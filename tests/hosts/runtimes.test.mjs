@@ -1,7 +1,9 @@
 // The package under every JavaScript runtime a user may have: Node 22, 24
 // and 26, Bun and Deno (installed from npm into build/hosts by .ci/run), and
-// the Node running this file. Each runs, in a project that depends on
-// net-http-wasm, the JS API from an ES module and from CommonJS, and a
+// the Node running this file. Each runs, in a fresh project where the packed
+// tarball of this checkout and the ruby.wasm packages were installed with
+// npm (tests/support/installed.mjs; packed once for the file), in a folder
+// whose path holds spaces and a '#', the JS API from an ES module and from CommonJS, and a
 // ruby.wasm VM made by createRubyVM doing a Net::HTTP GET against this
 // file's server on both transports (waiting: vm.evalAsync; blocking:
 // vm.eval) and HTTPS connections to servers that answer with TLS alerts,
@@ -13,10 +15,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, symlinkSync, copyFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, lstatSync, readdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { installPackage } from '../support/installed.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FIXTURES = join(ROOT, 'tests/support/hosts');
@@ -47,6 +49,7 @@ const haveRuby = (() => {
   }
 })();
 
+let pkg;
 let project;
 let server;
 let url;
@@ -55,15 +58,14 @@ let alertPorts = [];
 let mriAlerts = null;
 
 before(async () => {
-  // a user's project: net-http-wasm in node_modules, under a path with a
-  // space and a '#'
-  project = mkdtempSync(join(tmpdir(), 'hosts #'));
-  const dir = join(project, 'my app');
-  mkdirSync(join(dir, 'node_modules'), { recursive: true });
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'my-app', private: true, type: 'module', dependencies: { 'net-http-wasm': '*' } }));
-  symlinkSync(ROOT, join(dir, 'node_modules/net-http-wasm'), 'dir');
-  for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(dir, f));
-  project = dir;
+  // a user's project: the tarball and the ruby.wasm packages (from npm's
+  // cache) installed by npm, under a path with spaces and a '#'
+  pkg = installPackage({ app: 'hosts # my app' });
+  pkg.npmInstall('@ruby/wasm-wasi', '@ruby/4.0-wasm-wasi');
+  project = pkg.dir;
+  // (installed, not linked: the package's folder is a real one of the project)
+  assert.equal(lstatSync(join(project, 'node_modules/net-http-wasm')).isSymbolicLink(), false);
+  for (const f of readdirSync(FIXTURES)) copyFileSync(join(FIXTURES, f), join(project, f));
   server = http.createServer((req, res) => {
     res.setHeader('X-Server', 'hosts');
     res.end(`hello ${req.method} ${req.url}`);
@@ -91,7 +93,7 @@ before(async () => {
 after(async () => {
   await new Promise((resolve) => server.close(resolve));
   for (const s of alertServers) await new Promise((resolve) => s.close(resolve));
-  rmSync(dirname(project), { recursive: true, force: true });
+  pkg?.remove();
 });
 
 function run(bin, args, script, extra = []) {
