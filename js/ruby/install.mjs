@@ -8,6 +8,7 @@ import { rubySources } from './source.mjs';
 import { fetchTransport } from './transports/fetch-async.mjs';
 import { streamTransport } from './transports/stream.mjs';
 import { waker } from './rubywasm-internals.mjs';
+import { guardVM } from './vm-guard.mjs';
 
 function rubyProfile(vm) {
   const [major] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
@@ -29,6 +30,10 @@ export function install(vm, options, host) {
   const memory = findMemory(vm);
   if (!memory)
     throw new Error('installNetHttp: the VM exposes no linear memory (vm.instance.exports.memory); use RubyVM.instantiateModule or DefaultRubyVM');
+  // a trap kills the VM (it is left half-way through a call): from now on,
+  // whoever made it, the evalAsync calls waiting on it reject and every later
+  // call fails at once, rather than hang (vm-guard.mjs)
+  const guard = guardVM(vm);
   const profile = options.profile || rubyProfile(vm);
   if (!(profile in PROFILES)) throw new TypeError(`profile must be ${Object.keys(PROFILES).map((p) => `'${p}'`).join(' or ')}, not ${profile}`);
   const kind = options.transport == null ? host.defaultTransport : options.transport;
@@ -58,6 +63,7 @@ export function install(vm, options, host) {
   const wasmCodec = getDefaultCodec();
   let wake = null; // (NetHttpWasm is not defined yet)
   const bridge = new Bridge(memory, { ...options, profile, wasmCodec }, transport, () => wake());
+  guard.watch(bridge);
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({

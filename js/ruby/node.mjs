@@ -14,7 +14,6 @@ import { install, prepare, reserveMalloc } from './install.mjs';
 import { patchRubyWasm, reserveBeside } from './module-patch.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
-import { guardVM } from './vm-guard.mjs';
 
 const host = {
   defaultTransport: 'node',
@@ -48,7 +47,9 @@ const host = {
  *   reserve    bytes of the VM's memory given to malloc at once, before
  *              Net::HTTP loads (default 32 MiB; 0: none): see createRubyVM
  * Returns a handle: { bridge, uninstall() } (uninstall closes open sockets
- * and stops the I/O thread).
+ * and stops the I/O thread). From then on a trap of the VM's WebAssembly code
+ * kills the VM, as createRubyVM's: the pending vm.evalAsync calls reject and
+ * every later call fails at once with ERR_RUBY_VM_DEAD (vm-guard.mjs).
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
@@ -184,9 +185,9 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   }
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   prepare(vm, { loadPath, rubygems });
+  // (which guards the VM: a trap kills it, and what waits on it rejects
+  // rather than hangs)
   const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0 });
-  // a trap kills the VM: what waits on it rejects rather than hangs
-  guardVM(vm, handle.bridge);
   return {
     vm,
     handle,

@@ -19,14 +19,28 @@ const BOOT = new Set(['constructor', 'setInstance', 'addToImports', 'instantiate
 /** Whether an error is a VM's death (guardVM's). */
 export const isDeadVMError = (e) => e instanceof Error && e.code === 'ERR_RUBY_VM_DEAD';
 
+// (each VM's guard: a VM is guarded once, however many times Net::HTTP is
+// installed in it)
+const guards = new WeakMap();
+
 /**
- * Watches `vm` (a RubyVM) and `bridge` (installNetHttp's, or null). Returns
- * { dead() → the error once the VM died, else null }.
+ * Watches `vm` (a RubyVM) and `bridge` (installNetHttp's, or null); installNetHttp
+ * calls it, so that a VM made by createRubyVM or by the user, in Node or in a
+ * browser, is guarded alike. A VM already guarded keeps its guard, which then
+ * watches `bridge` too. Returns { dead() → the error once the VM died, else
+ * null; watch(bridge): watch that bridge too; die(cause) → marks the VM dead
+ * (for calls into it made elsewhere, e.g. evalJspi), the error }.
  */
 export function guardVM(vm, bridge = null) {
+  const known = guards.get(vm);
+  if (known) {
+    if (bridge) known.watch(bridge);
+    return known;
+  }
   const guest = vm.guest;
   let dead = null;
   const pending = new Set(); // reject() of each evalAsync not yet settled
+  const bridges = new Set();
   const die = (cause) => {
     if (dead) return dead;
     const why = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
@@ -40,7 +54,7 @@ export function guardVM(vm, bridge = null) {
     // the registry is let go (a registry that is collected calls nothing)
     if (guest && guest._registry0) guest._registry0 = { register() {}, unregister() {} };
     // its connections are of no more use (dispose() still ends the rest)
-    if (bridge && bridge.connections) bridge.connections.closeAll();
+    for (const b of bridges) if (b.connections) b.connections.closeAll();
     return dead;
   };
 
@@ -86,21 +100,28 @@ export function guardVM(vm, bridge = null) {
     };
   }
 
-  if (bridge && typeof bridge.wake === 'function') {
-    const wake = bridge.wake;
-    // (a Ruby exception in the woken fiber is the waker's Error, as before)
-    const fault = (e) => !(e instanceof Error) || e instanceof WebAssembly.RuntimeError || e instanceof RangeError || isDeadVMError(e);
-    bridge.wake = () => {
+  // (a Ruby exception in the woken fiber is the waker's Error, as before)
+  const fault = (e) => !(e instanceof Error) || e instanceof WebAssembly.RuntimeError || e instanceof RangeError || isDeadVMError(e);
+  const watch = (b) => {
+    if (!b || bridges.has(b)) return;
+    bridges.add(b);
+    if (dead && b.connections) b.connections.closeAll();
+    if (typeof b.wake !== 'function') return;
+    const wake = b.wake;
+    b.wake = () => {
       if (dead) return undefined;
       try {
-        return wake();
+        return wake.call(b);
       } catch (e) {
         if (!fault(e)) throw e;
         die(e);
         return undefined;
       }
     };
-  }
+  };
+  watch(bridge);
 
-  return { dead: () => dead };
+  const guard = { dead: () => dead, watch, die };
+  guards.set(vm, guard);
+  return guard;
 }
