@@ -10,6 +10,7 @@ import { init } from '../index.mjs';
 import { xhrSyncTransport } from './transports/xhr-sync.mjs';
 import { fetchSyncTransport, canStream } from './transports/fetch-sync.mjs';
 import { hasJspi, jspiState, jspiImports, jspiEval } from './transports/jspi.mjs';
+import { guardVM } from './vm-guard.mjs';
 
 const host = { defaultTransport: 'fetch', blockingFetch };
 
@@ -38,7 +39,9 @@ function blockingFetch(options) {
  * transports/xhr-sync.mjs for what it cannot do: the timeout covers the
  * whole exchange, the body comes whole, any failure is
  * NetHttpWasm::FetchError). stream: true refuses the fallback.
- * Returns { bridge, uninstall() }.
+ * Returns { bridge, uninstall() }. From then on a trap of the VM's
+ * WebAssembly code kills the VM: the pending vm.evalAsync calls reject and
+ * every later call fails at once with ERR_RUBY_VM_DEAD (vm-guard.mjs).
  */
 export function installNetHttp(vm, options = {}) {
   return install(vm, options, host);
@@ -69,7 +72,11 @@ export { patchRubyWasm } from './module-patch.mjs';
  *            engine has WebAssembly.Suspending): evalJspi(code) runs Ruby
  *            whose waits suspend the VM (transports/jspi.mjs)
  * The other options go to installNetHttp. Returns { vm, handle, wasi (the
- * WASI instance), evalJspi (with jspi), dispose() }.
+ * WASI instance), evalJspi (with jspi), dispose() }. Once the VM's
+ * WebAssembly code traps (it is then left half-way through a call), the VM is
+ * dead: the pending vm.evalAsync (and evalJspi) calls reject, and every later
+ * call fails at once, with an Error of code 'ERR_RUBY_VM_DEAD'
+ * (js/ruby/vm-guard.mjs; installNetHttp guards the VM, whoever made it).
  */
 export async function createRubyVM(options = {}) {
   const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, jspi = false, ...netHttp } = options;
@@ -111,10 +118,28 @@ export async function createRubyVM(options = {}) {
     vm,
     handle,
     wasi,
-    ...(state && { evalJspi: jspiEval(vm, state) }),
+    ...(state && { evalJspi: guardedJspi(jspiEval(vm, state), guardVM(vm)) }),
     async dispose() {
       await handle.uninstall();
     },
+  };
+}
+
+// evalJspi calls the VM's export itself (not through ruby.wasm's calls, which
+// the guard watches): a trap there kills the VM too, and the calls queued
+// behind it, or made later, fail at once.
+function guardedJspi(evalJspi, guard) {
+  const fault = (e) => e instanceof WebAssembly.RuntimeError || e instanceof RangeError || (typeof WebAssembly.SuspendError === 'function' && e instanceof WebAssembly.SuspendError);
+  let queue = Promise.resolve();
+  return (code) => {
+    const next = queue.then(() => {
+      if (guard.dead()) throw guard.dead();
+      return evalJspi(code).catch((e) => {
+        throw guard.dead() || (fault(e) ? guard.die(e) : e);
+      });
+    });
+    queue = next.catch(() => {});
+    return next;
   };
 }
 
