@@ -10,7 +10,25 @@ import { createRequire } from 'node:module';
 v8.setFlagsFromString('--no-incremental-marking');
 
 const require = createRequire(import.meta.url);
-export const VERSIONS = ['4.0', '3.4'];
+// Every ruby.wasm the tests know, and the codec profile each one's net/http
+// gets from createRubyVM / install (3.2 and 3.3 bundle net-http 0.4.1, head
+// 4.0's 0.9.1).
+export const ALL_VERSIONS = ['4.0', '3.4', '3.3', '3.2', 'head'];
+export const PROFILE_OF = Object.freeze({ '4.0': '4.0', '3.4': '3.4', '3.3': '3.4', '3.2': '3.4', head: '4.0' });
+
+/** A comma-separated list of versions (an env variable's value), checked; `fallback` when unset or empty. */
+export function versionList(text, fallback, name = 'the version list') {
+  if (text == null || !text.trim()) return [...fallback];
+  const list = text.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const v of list) {
+    if (!ALL_VERSIONS.includes(v)) throw new Error(`${name}: unknown ruby.wasm version '${v}' (known: ${ALL_VERSIONS.join(', ')})`);
+  }
+  return [...new Set(list)];
+}
+
+// The versions the ruby.wasm suites iterate: ['4.0', '3.4'] unless
+// NETHTTP_RUBYWASM_VERSIONS lists others (e.g. 3.2,3.3,head).
+export const VERSIONS = versionList(process.env.NETHTTP_RUBYWASM_VERSIONS, ['4.0', '3.4'], 'NETHTTP_RUBYWASM_VERSIONS');
 
 let WASI = null;
 let RubyVM = null;
@@ -37,7 +55,7 @@ export function rubyWasmPath(version) {
   return require.resolve(`@ruby/${version}-wasm-wasi/dist/${process.env.NETHTTP_RUBY_DEBUG_WASM ? 'ruby.debug+stdlib.wasm' : 'ruby+stdlib.wasm'}`);
 }
 
-/** A fresh ruby.wasm VM (4.0 or 3.4); `preopens` maps host folders. */
+/** A fresh ruby.wasm VM (any of ALL_VERSIONS); `preopens` maps host folders. */
 export async function bootVM(version, preopens = {}) {
   await deps();
   if (!modules.has(version)) modules.set(version, WebAssembly.compile(readFileSync(rubyWasmPath(version))));

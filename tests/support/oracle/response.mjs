@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { dropVM as drop, vmFor as pooledVM, VERSIONS } from './rubyvm.mjs';
+import { dropVM as drop, vmFor as pooledVM, leaky, ALL_VERSIONS } from './rubyvm.mjs';
 import { prng } from '../prng.mjs';
 import { HQ_EACH_CAPITALIZED } from '../../../js/schema.mjs';
 
@@ -103,7 +103,7 @@ export async function runResponseCases(version, cases) {
   let i = 0;
   let single = false; // after a trap: one case per eval, to pin it down
   while (i < cases.length) {
-    const size = single ? 1 : Math.min(version === '3.4' ? SAFE_34 : BATCH, cases.length - i);
+    const size = single ? 1 : Math.min(leaky(version) ? SAFE_34 : BATCH, cases.length - i);
     const v = await vmFor(version, size);
     let out;
     try {
@@ -142,7 +142,7 @@ export async function runResponseCases(version, cases) {
 }
 
 export function shutdownResponseVMs() {
-  for (const v of VERSIONS) drop(v);
+  for (const v of ALL_VERSIONS) drop(v);
 }
 
 // ---------------------------------------------------------------------------

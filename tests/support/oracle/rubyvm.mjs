@@ -1,4 +1,4 @@
-// Boots MRI (ruby.wasm 4.0 or 3.4) inside Node and runs oracle cases in it.
+// Boots MRI (ruby.wasm 4.0 or 3.4; 3.3, 3.2 or head too) inside Node and runs oracle cases in it.
 //
 //   import { runCases } from './rubyvm.mjs';
 //   const results = await runCases('4.0', cases);
@@ -18,11 +18,18 @@ import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { VERSIONS, bootVM as bootRubyVM } from '../rubywasm.mjs';
+import { VERSIONS, ALL_VERSIONS, PROFILE_OF, versionList, bootVM as bootRubyVM } from '../rubywasm.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-export { VERSIONS };
+export { VERSIONS, ALL_VERSIONS, PROFILE_OF };
+// The VMs the differential tests compare with: one per profile by default
+// ('4.0', '3.4'); NETHTTP_ORACLE_VERSIONS=3.2,3.3,head runs the same cases
+// through those, each compared with the codec under the profile it picks
+// (PROFILE_OF).
+export const ORACLE_VERSIONS = versionList(process.env.NETHTTP_ORACLE_VERSIONS, ['4.0', '3.4'], 'NETHTTP_ORACLE_VERSIONS');
+// The VMs older than 4.0 leak on non-local exits; they are replaced every SAFE_34 cases.
+export const leaky = (version) => version !== '4.0' && version !== 'head';
 const SAFE_34 = Number(process.env.NETHTTP_RUBY34_CASES_PER_VM || 3000);
 // Cases per eval.  ruby.wasm gets much slower when one eval runs thousands of
 // cases (6000 in one eval: 70 s on 3.4; in evals of 200: under 2 s).
@@ -34,7 +41,7 @@ const tempDirs = new Set();
 
 /** Boots a fresh VM with net/http loaded and the runner defined. */
 export async function bootVM(version) {
-  if (!VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version}`);
+  if (!ALL_VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version} (known: ${ALL_VERSIONS.join(', ')})`);
   const io = mkdtempSync(join(tmpdir(), `nethttp-oracle-${version}-`));
   tempDirs.add(io);
   const vm = await bootRubyVM(version, { '/oracle': here, '/io': io });
@@ -63,7 +70,7 @@ export function dropVM(version) {
  */
 export async function vmFor(version, need, limit = SAFE_34) {
   let v = live.get(version);
-  if (v && version === '3.4' && v.used + need > limit) {
+  if (v && leaky(version) && v.used + need > limit) {
     dropVM(version);
     v = undefined;
   }
@@ -146,7 +153,7 @@ export async function runCases(version, cases) {
 /** Groups cases by profile, runs each group on its Ruby, returns results in case order. */
 export async function runByProfile(cases) {
   const results = new Array(cases.length);
-  for (const version of VERSIONS) {
+  for (const version of ['4.0', '3.4']) {
     const idx = [];
     cases.forEach((c, j) => { if ((c.profile || '4.0') === version) idx.push(j); });
     if (!idx.length) continue;
@@ -156,6 +163,16 @@ export async function runByProfile(cases) {
   const other = cases.findIndex((c, j) => results[j] === undefined);
   if (other >= 0) throw new Error(`case ${other} has unknown profile ${cases[other].profile}`);
   return results;
+}
+
+/**
+ * The cases of the profile `version` picks (PROFILE_OF), run on `version`:
+ * { cases, results } in case order.
+ */
+export async function runOnVersion(version, cases) {
+  if (!ALL_VERSIONS.includes(version)) throw new Error(`unknown Ruby version ${version} (known: ${ALL_VERSIONS.join(', ')})`);
+  const sel = cases.filter((c) => (c.profile || '4.0') === PROFILE_OF[version]);
+  return { cases: sel, results: await runCases(version, sel) };
 }
 
 /** Releases the cached VMs (they are garbage then) and their temporary folders. */
