@@ -20,8 +20,8 @@ import { join } from 'node:path';
 import { createRubyVM } from '../../js/ruby/node.mjs';
 import { haveNativeRuby } from '../support/native-ruby.mjs';
 import { makeCerts, haveOpenssl } from '../support/certs.mjs';
+import { VERSIONS } from '../support/rubywasm.mjs';
 
-const VERSIONS = ['4.0', '3.4'];
 const TRANSPORTS = [['blocking', true], ['waiting', false]];
 const VENDOR = '/usr/lib/ruby/vendor_ruby';
 const GEMS = '/usr/share/rubygems-integration/all/gems';

@@ -13,8 +13,8 @@ import { existsSync } from 'node:fs';
 import { createRubyVM } from '../../js/ruby/node.mjs';
 import { haveNativeRuby } from '../support/native-ruby.mjs';
 import { makeCerts, haveOpenssl } from '../support/certs.mjs';
+import { VERSIONS } from '../support/rubywasm.mjs';
 
-const VERSIONS = ['4.0', '3.4'];
 const TRANSPORTS = [['blocking', true], ['waiting', false]];
 const skip = !haveNativeRuby() ? 'native ruby is not installed' : !haveOpenssl() ? 'openssl is not installed' : false;
 

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { patchRubyWasm } from '../../js/ruby/node.mjs';
-import { sha256 } from '../../js/ruby/module-patch.mjs';
+import { sha256 } from '../../js/ruby/wasm-binary.mjs';
 
 const require = createRequire(import.meta.url);
 const VERSIONS = ['3.2', '3.3', '3.4', '4.0', 'head'];
