@@ -137,14 +137,14 @@ export async function createRubyVM(options = {}) {
   }
   const base = mkdtempSync(join(tmpdir(), 'ruby-wasm-vm-'));
   try {
-    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp });
+    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp, ruby });
   } catch (e) {
     rmSync(base, { recursive: true, force: true });
     throw e;
   }
 }
 
-async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp }) {
+async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp, ruby }) {
   if (!(typeof reserve === 'number' && reserve >= 0 && reserve <= MAX_RESERVE)) throw new TypeError(`createRubyVM: reserve must be a number of bytes from 0 to ${MAX_RESERVE}, not ${String(reserve)}`);
   const preopens = {};
   const loadPath = [];
@@ -169,6 +169,7 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   }
   const vars = env === true ? { ...process.env } : env || {};
   if (tmpDir && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
+  if (ruby === '3.2' && vars.RUBY_FIBER_MACHINE_STACK_SIZE == null) vars.RUBY_FIBER_MACHINE_STACK_SIZE = String(FIBER_STACK_32);
   const wasip1 = reactorWasi(quietly(() => new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: vars, preopens })));
   // malloc's share in one growth, before Ruby starts (after the module's
   // own initialization): what ruby.wasm's boot takes, and `reserve` more.
@@ -201,6 +202,13 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 
 // createRubyVM's default reserve, and what it adds for the boot of the
 // VM itself (ruby.wasm 4.0's takes ~290 MiB: 36 MiB → 320 MiB at init).
+// Ruby 3.2's setjmp takes much of a fiber's machine stack in ruby.wasm: with
+// the default size, code as plain as `{ 'n' => [1] }.map { |k, v| v.map { } }`
+// raises SystemStackError inside evalAsync (which runs in a fiber). ruby.wasm's
+// own 3.2 script loader gives each fiber 8 MiB; so does createRubyVM, unless
+// env sets RUBY_FIBER_MACHINE_STACK_SIZE (lazyZeroing: pages never touched
+// cost nothing but address space).
+const FIBER_STACK_32 = 8 << 20;
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
 // (its allocations other than mmaps: ~3 MiB)

@@ -5,6 +5,17 @@
 # works; TCPSocket itself cannot be used) and OpenSSL::SSL (ruby.wasm's
 # openssl has X509, PKey, Digest... but no SSL: the host does TLS).
 
+require 'rbconfig'
+
+module NetHttpWasm
+  # Marks a stand-in as loaded, so that `require feature` finds it: as a file
+  # of Ruby's standard library ("/usr/local/lib/ruby/4.0.0"; head's folder
+  # is named "4.1.0+4").
+  def self.mark_loaded(feature)
+    $LOADED_FEATURES << File.join(RbConfig::CONFIG['rubylibdir'], "#{feature}.rb")
+  end
+end
+
 unless defined?(::TCPSocket)
   class SocketError < StandardError; end unless defined?(::SocketError)
 
@@ -66,9 +77,12 @@ unless defined?(::TCPSocket)
     SHUT_RDWR = 2
     SOMAXCONN = 4096
 
-    # Ruby >= 3.3 raises this (a SocketError) when a name does not resolve.
-    class ResolutionError < SocketError
-      attr_reader :error_code
+    # Ruby >= 3.3 raises this (a SocketError) when a name does not resolve;
+    # 3.2 raises SocketError itself.
+    if RUBY_VERSION >= '3.3'
+      class ResolutionError < SocketError
+        attr_reader :error_code
+      end
     end
 
     def self.tcp(host, port, local_host = nil, local_port = nil, connect_timeout: nil, resolv_timeout: nil, open_timeout: nil)
@@ -81,8 +95,8 @@ unless defined?(::TCPSocket)
   end
 
   # `require 'socket'` and `require 'io/wait'` now find these as loaded.
-  stdlib = $LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || $LOAD_PATH.last || '/'
-  $LOADED_FEATURES << File.join(stdlib, 'socket.rb') << File.join(stdlib, 'io/wait.rb')
+  NetHttpWasm.mark_loaded('socket')
+  NetHttpWasm.mark_loaded('io/wait')
 end
 
 # WASI has no resource limits; gems size pools from the open-file limit
@@ -112,7 +126,7 @@ rescue LoadError
       raise NotImplementedError, 'bigdecimal is a C extension that ruby.wasm does not include'
     end
   end
-  $LOADED_FEATURES << File.join($LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || '/', 'bigdecimal.rb')
+  NetHttpWasm.mark_loaded('bigdecimal')
 end
 
 # unf_ext (C; http-cookie and rest-client need it through domain_name and
@@ -125,7 +139,7 @@ unless defined?(UNF::Normalizer)
       end
     end
   end
-  $LOADED_FEATURES << File.join($LOAD_PATH.find { |d| d =~ %r{/ruby/\d+\.\d+\.\d+\z} } || '/', 'unf_ext.rb')
+  NetHttpWasm.mark_loaded('unf_ext')
 end
 
 require 'net/http'

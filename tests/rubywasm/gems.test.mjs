@@ -137,10 +137,13 @@ for (const version of VERSIONS) {
     test('stand-ins: RLIMIT_NOFILE, socket options, IPSocket.getaddress, bigdecimal', async () => {
       const r = await rbJSON(box.vm, `
         bad = begin; IPSocket.getaddress('nhw-test.invalid'); rescue SocketError => e; e.message; end
-        bd = begin; require 'bigdecimal'; BigDecimal('1'); rescue NotImplementedError => e; e.class.name; end
+        bd = begin; require 'bigdecimal'; BigDecimal('1').to_s; rescue NotImplementedError => e; e.class.name; end
         [Process.getrlimit(Process::RLIMIT_NOFILE).size, Socket::SOL_SOCKET, Socket::SO_KEEPALIVE, Socket::TCP_KEEPIDLE,
          IPSocket.getaddress('localhost'), IPSocket.getaddress('10.1.2.3'), bad, bd]`);
-      assert.deepEqual(r, [2, 1, 9, 4, '127.0.0.1', '10.1.2.3', 'getaddrinfo(3): Name or service not known', 'NotImplementedError']);
+      // (3.2 and 3.3 include bigdecimal, a default gem there; the stand-in is
+      // for the later Rubies, where it is a bundled gem ruby.wasm leaves out)
+      const bd = version === '3.2' || version === '3.3' ? '0.1e1' : 'NotImplementedError';
+      assert.deepEqual(r, [2, 1, 9, 4, '127.0.0.1', '10.1.2.3', 'getaddrinfo(3): Name or service not known', bd]);
     });
 
     test('a patch of Net::HTTP#connect made with alias_method runs', async () => {

@@ -8,6 +8,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { installNetHttp } from '../../js/ruby/node.mjs';
 import { VERSIONS, bootVM, rbJSON, listen, closeServer, makeCerts, haveOpenssl } from '../support/browser/harness.mjs';
+import { fiberCertTrap } from '../support/rubywasm.mjs';
 
 const skip = haveOpenssl() ? false : 'openssl is not installed';
 
@@ -76,8 +77,10 @@ describe('HTTPS through node:tls', { skip, timeout: 180000 }, () => {
           s = OpenSSL::X509::Store.new; s.add_file(${JSON.stringify(ca)})
           Net::HTTP.start('127.0.0.1', ${goodPort}, use_ssl: true, cert_store: s) { |h| h.get('/store').body }
         }
-        # 5: cert_store with add_cert (a certificate made in Ruby from PEM text)
+        # 5: cert_store with add_cert (a certificate made in Ruby from PEM text;
+        # not where that can trap the VM: fiberCertTrap)
         t.() {
+          next 'not run' if ${!!fiberCertTrap(version, false)}
           s = OpenSSL::X509::Store.new; s.add_cert(OpenSSL::X509::Certificate.new(${JSON.stringify(certs.cert.toString())}))
           Net::HTTP.start('127.0.0.1', ${goodPort}, use_ssl: true, cert_store: s) { |h| h.get('/cert').body }
         }
@@ -99,7 +102,7 @@ describe('HTTPS through node:tls', { skip, timeout: 180000 }, () => {
       assert.deepEqual(r[2], ['ok', 'secure GET /name ']);
       assert.deepEqual(r[3], ['ok', 'secure GET /none ']);
       assert.deepEqual(r[4], ['ok', 'secure GET /store ']);
-      assert.deepEqual(r[5], ['ok', 'secure GET /cert ']);
+      assert.deepEqual(r[5], ['ok', fiberCertTrap(version, false) ? 'not run' : 'secure GET /cert ']);
       assert.deepEqual(r[6], ['OpenSSL::SSL::SSLError', 'hostname "127.0.0.1" does not match the server certificate']);
       assert.deepEqual(r[7], ['ok', 'secure GET /nohost ']);
       assert.equal(r[8][0], 'Net::OpenTimeout');

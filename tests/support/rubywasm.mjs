@@ -15,6 +15,10 @@ const require = createRequire(import.meta.url);
 // 4.0's 0.9.1).
 export const ALL_VERSIONS = ['4.0', '3.4', '3.3', '3.2', 'head'];
 export const PROFILE_OF = Object.freeze({ '4.0': '4.0', '3.4': '3.4', '3.3': '3.4', '3.2': '3.4', head: '4.0' });
+// Net::HTTP::VERSION and RUBY_VERSION's start in each (head: the net-http of
+// its day, which still says 0.9.1)
+export const NET_HTTP_OF = Object.freeze({ '4.0': '0.9.1', '3.4': '0.6.0', '3.3': '0.4.1', '3.2': '0.4.1', head: '0.9.1' });
+export const RUBY_OF = Object.freeze({ '4.0': '4.0.', '3.4': '3.4.', '3.3': '3.3.', '3.2': '3.2.', head: '4.1.' });
 
 /** A comma-separated list of versions (an env variable's value), checked; `fallback` when unset or empty. */
 export function versionList(text, fallback, name = 'the version list') {
@@ -24,6 +28,18 @@ export function versionList(text, fallback, name = 'the version list') {
     if (!ALL_VERSIONS.includes(v)) throw new Error(`${name}: unknown ruby.wasm version '${v}' (known: ${ALL_VERSIONS.join(', ')})`);
   }
   return [...new Set(list)];
+}
+
+/**
+ * Why a test that parses certificates in Ruby cannot run on this VM over a
+ * waiting transport (its code runs in fibers), or false. ruby.wasm 3.2 and
+ * 3.3 ship Rubies (3.2.4, 3.3.3) from before Ruby aligned a fiber's stack
+ * pointer to 16 bytes (ruby/ruby#9737, backported later): in a fiber,
+ * OpenSSL::X509::Certificate.new can then trap the VM (memory access out of
+ * bounds; a plain VM does it too: Fiber.new(blocking: true) { ... }).
+ */
+export function fiberCertTrap(version, blocking) {
+  return !blocking && (version === '3.2' || version === '3.3') ? `ruby.wasm ${version} can trap parsing a certificate in a fiber (docs/ruby-wasm.md)` : false;
 }
 
 // The versions the ruby.wasm suites iterate: ['4.0', '3.4'] unless
@@ -60,7 +76,9 @@ export async function bootVM(version, preopens = {}) {
   await deps();
   if (!modules.has(version)) modules.set(version, WebAssembly.compile(readFileSync(rubyWasmPath(version))));
   const module = await modules.get(version);
-  const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env: {}, preopens });
+  // (3.2: the fiber stack ruby.wasm's own loader gives it, as createRubyVM does: js/ruby/node.mjs FIBER_STACK_32)
+  const env = version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(8 << 20) } : {};
+  const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env, preopens });
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
   return vm;
