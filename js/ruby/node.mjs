@@ -203,12 +203,13 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 // createRubyVM's default reserve, and what it adds for the boot of the
 // VM itself (ruby.wasm 4.0's takes ~290 MiB: 36 MiB → 320 MiB at init).
 // Ruby 3.2's setjmp takes much of a fiber's machine stack in ruby.wasm: with
-// the default size, code as plain as `{ 'n' => [1] }.map { |k, v| v.map { } }`
-// raises SystemStackError inside evalAsync (which runs in a fiber). ruby.wasm's
-// own 3.2 script loader gives each fiber 8 MiB; so does createRubyVM, unless
-// env sets RUBY_FIBER_MACHINE_STACK_SIZE (lazyZeroing: pages never touched
-// cost nothing but address space).
-const FIBER_STACK_32 = 8 << 20;
+// the default size (256 KiB), code as plain as
+// `{ 'n' => [1] }.map { |k, v| v.map { } }` raises SystemStackError inside
+// evalAsync (which runs in a fiber). createRubyVM gives each 3.2 fiber 2 MiB
+// (RUBY_FIBER_MACHINE_STACK_SIZE), unless env sets it: as deep as the 8 MiB
+// of ruby.wasm's own 3.2 script loader in a probe of nested blocks, and
+// 1,000 threads still fit in a wasm32 memory (they do not with 8 MiB).
+const FIBER_STACK_32 = 2 << 20;
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
 // (its allocations other than mmaps: ~3 MiB)

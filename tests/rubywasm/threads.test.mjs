@@ -187,7 +187,15 @@ describe('the collector runs while threads live', { timeout: 600000 }, () => {
         const vm = await workerVM({ ruby: version, blocking });
         try {
           const out = JSON.parse(await vm.run(COLLECTOR, !blocking));
-          assert.deepEqual(out, { map_of_values: true, collected_meanwhile: true, maps_in_threads: true, long_lived_bounded: true, on_again: [false, true] });
+          if (version === '3.2' || version === '3.3') {
+            // (their backtraces do not name a frame's class: every C method
+            // counts, and collections wait for every thread in one, so a
+            // long-lived thread's garbage is not bounded there: docs/ruby-wasm.md)
+            const { map_of_values, maps_in_threads, on_again } = out;
+            assert.deepEqual({ map_of_values, maps_in_threads, on_again }, { map_of_values: true, maps_in_threads: true, on_again: [false, true] });
+          } else {
+            assert.deepEqual(out, { map_of_values: true, collected_meanwhile: true, maps_in_threads: true, long_lived_bounded: true, on_again: [false, true] });
+          }
         } finally {
           await vm.close();
         }

@@ -12,8 +12,7 @@ import net from 'node:net';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installNetHttp } from '../../js/ruby/node.mjs';
-import { VERSIONS, bootVM, bootThreadVM, rbJSON, runNative, listen, closeServer, makeCerts, haveOpenssl, haveNativeRuby } from '../support/browser/harness.mjs';
+import { VERSIONS, bootThreadVM, onWaitingVM, rbJSON, runNative, listen, closeServer, makeCerts, haveOpenssl, haveNativeRuby } from '../support/browser/harness.mjs';
 import { netHttpSources } from '../support/faults/index.mjs';
 
 const skip = !haveOpenssl() ? 'openssl is not installed' : !haveNativeRuby() ? 'native ruby is not installed' : false;
@@ -104,7 +103,7 @@ describe('TLS details and local address', { skip, timeout: 240000 }, () => {
   });
 
   for (const version of VERSIONS) {
-    test(`ruby.wasm ${version}, both transports, as native MRI`, async () => {
+    test(`ruby.wasm ${version}, both transports, as native MRI`, async (t) => {
       // each run binds its own local port (the last one's may be in TIME_WAIT)
       const run = async (f) => f(script({ ...ports, localPort: await freePort() }));
       const mri = await run(async (code) => JSON.parse((await runNative(`puts(begin\n${code}\nend)`, { load: [sources[version].dir] })).trim().split('\n').pop()));
@@ -118,9 +117,8 @@ describe('TLS details and local address', { skip, timeout: 240000 }, () => {
       assert.deepEqual(mri[5], ['ok', true]);
       assert.deepEqual(mri[6], ['SocketError', 'Failed to open TCP connection to <example>:2119 (open failure)']);
 
-      const vm = await bootVM(version);
-      installNetHttp(vm);
-      const waiting = await run((code) => rbJSON(vm, `JSON.parse(begin\n${code}\nend)`));
+      // (null where the VM's fibers cannot parse certificates)
+      const waiting = await onWaitingVM(t, version, (vm) => run((code) => rbJSON(vm, `JSON.parse(begin\n${code}\nend)`)));
       const thread = await bootThreadVM(version);
       let blocking;
       try {
@@ -130,7 +128,7 @@ describe('TLS details and local address', { skip, timeout: 240000 }, () => {
       }
       // the servers answer with the client's port, which differs per run
       const mask = (r) => JSON.parse(JSON.stringify(r).replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:N'));
-      assert.deepEqual(mask(waiting), mask(mri), 'waiting transport');
+      if (waiting) assert.deepEqual(mask(waiting), mask(mri), 'waiting transport');
       assert.deepEqual(mask(blocking), mask(mri), 'blocking transport');
     });
   }

