@@ -41,7 +41,7 @@ export function waker(vm, mod) {
   let view = new DataView(memory.buffer);
   return () => {
     if (state.hasJSFrameAfterRbFrame) return viaEval();
-    const at = funcall(recv, mid, 0, 0);
+    const at = funcall(recv, mid, 0, 0) >>> 0; // (an address: unsigned)
     if (view.buffer !== memory.buffer) view = new DataView(memory.buffer);
     const result = slab.remove(view.getInt32(at, true));
     const tag = view.getInt32(at + 4, true);
