@@ -205,13 +205,11 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 // Ruby 3.2's setjmp takes much of a fiber's machine stack in ruby.wasm: with
 // the default size (256 KiB), code as plain as
 // `{ 'n' => [1] }.map { |k, v| v.map { } }` raises SystemStackError inside
-// evalAsync (which runs in a fiber), and 1 MiB is not enough for Net::HTTP
-// inside Array#map inside a thread. createRubyVM gives each 3.2 fiber 2 MiB
-// (RUBY_FIBER_MACHINE_STACK_SIZE), unless env sets it: as deep as the 8 MiB
-// of ruby.wasm's own 3.2 script loader in a probe of nested blocks, with
-// room for some hundreds of threads under 2 GiB of memory, past which ruby.wasm 2.10's
-// JS glue reads its return areas at negative offsets.
-const FIBER_STACK_32 = 2 << 20;
+// evalAsync (which runs in a fiber); with 1 MiB, Net::HTTP inside Array#map
+// inside a thread does, and with 2 MiB the threads test's collector program
+// hung. createRubyVM gives each 3.2 fiber the 8 MiB of ruby.wasm's own 3.2
+// script loader (RUBY_FIBER_MACHINE_STACK_SIZE), unless env sets it.
+const FIBER_STACK_32 = 8 << 20;
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
 // (its allocations other than mmaps: ~3 MiB)

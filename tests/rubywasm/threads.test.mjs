@@ -136,7 +136,7 @@ describe('1,000 threads', { timeout: 600000 }, () => {
   for (const version of VERSIONS) {
     for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
       test(`ruby.wasm ${version}, ${transport}: 1,000 threads each fetching /delay/50 all answer`, async () => {
-        // (3.2: 1,000 of createRubyVM's 2 MiB fiber stacks would take the
+        // (3.2: 1,000 of createRubyVM's 8 MiB fiber stacks would take the
         // memory past 2 GiB, which ruby.wasm's glue cannot address; the
         // smaller stack docs/ruby-wasm.md gives for so many threads)
         const env = version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(1 << 20) } : undefined;
