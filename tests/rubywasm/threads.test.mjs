@@ -59,6 +59,14 @@ before(async () => {
 after(() => closeServer(server, sockets));
 
 // A VM made by createRubyVM in a worker thread (tests/support/threads/vm-worker.mjs).
+// The environment of a VM that runs hundreds of threads at once: on 3.2,
+// createRubyVM's 8 MiB fiber stacks would take the memory past what
+// ruby.wasm's glue can address (2 GiB), so the smaller stack
+// docs/ruby-wasm.md gives for so many threads.
+function manyThreads(version) {
+  return version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(1 << 20) } : undefined;
+}
+
 async function workerVM(options) {
   const worker = new Worker(new URL('../support/threads/vm-worker.mjs', import.meta.url), { workerData: options });
   const waiting = new Map();
@@ -136,11 +144,7 @@ describe('1,000 threads', { timeout: 600000 }, () => {
   for (const version of VERSIONS) {
     for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
       test(`ruby.wasm ${version}, ${transport}: 1,000 threads each fetching /delay/50 all answer`, async () => {
-        // (3.2: 1,000 of createRubyVM's 8 MiB fiber stacks would take the
-        // memory past 2 GiB, which ruby.wasm's glue cannot address; the
-        // smaller stack docs/ruby-wasm.md gives for so many threads)
-        const env = version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(1 << 20) } : undefined;
-        const vm = await workerVM({ ruby: version, blocking, env });
+        const vm = await workerVM({ ruby: version, blocking, env: manyThreads(version) });
         try {
           const out = await vm.run(`
             require 'json'
@@ -211,7 +215,7 @@ describe('the collector runs while threads live', { timeout: 600000 }, () => {
 describe('timers', { timeout: 300000 }, () => {
   for (const version of VERSIONS) {
     test(`ruby.wasm ${version}: 300 threads' sleeps end, none before its deadline, with 300 timeouts set and cancelled meanwhile`, async () => {
-      const vm = await workerVM({ ruby: version, blocking: false });
+      const vm = await workerVM({ ruby: version, blocking: false, env: manyThreads(version) });
       try {
         const out = JSON.parse(await vm.run(`
           require 'json'
