@@ -206,10 +206,13 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 // the default size (256 KiB), code as plain as
 // `{ 'n' => [1] }.map { |k, v| v.map { } }` raises SystemStackError inside
 // evalAsync (which runs in a fiber); with 1 MiB, Net::HTTP inside Array#map
-// inside a thread does, and with 2 MiB the threads test's collector program
-// hung. createRubyVM gives each 3.2 fiber the 8 MiB of ruby.wasm's own 3.2
-// script loader (RUBY_FIBER_MACHINE_STACK_SIZE), unless env sets it.
-const FIBER_STACK_32 = 8 << 20;
+// inside a thread does. createRubyVM gives each 3.2 fiber 2 MiB
+// (RUBY_FIBER_MACHINE_STACK_SIZE), unless env sets it: as deep as the 8 MiB
+// of ruby.wasm's own 3.2 script loader in a probe of nested blocks, and 400
+// fibers at once stay far below 2 GiB of memory, past which ruby.wasm
+// 2.10's JS glue reads its return areas at negative offsets (with 8 MiB
+// they do not).
+const FIBER_STACK_32 = 2 << 20;
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
 // (its allocations other than mmaps: ~3 MiB)

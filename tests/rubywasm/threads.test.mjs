@@ -60,7 +60,7 @@ after(() => closeServer(server, sockets));
 
 // A VM made by createRubyVM in a worker thread (tests/support/threads/vm-worker.mjs).
 // The environment of a VM that runs hundreds of threads at once: on 3.2,
-// createRubyVM's 8 MiB fiber stacks would take the memory past what
+// createRubyVM's 2 MiB fiber stacks would take the memory past what
 // ruby.wasm's glue can address (2 GiB), so the smaller stack
 // docs/ruby-wasm.md gives for so many threads.
 function manyThreads(version) {

@@ -77,7 +77,7 @@ export async function bootVM(version, preopens = {}) {
   if (!modules.has(version)) modules.set(version, WebAssembly.compile(readFileSync(rubyWasmPath(version))));
   const module = await modules.get(version);
   // (3.2: the fiber stack createRubyVM gives it: js/ruby/node.mjs FIBER_STACK_32)
-  const env = version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(8 << 20) } : {};
+  const env = version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(2 << 20) } : {};
   const wasip1 = new WASI({ version: 'preview1', returnOnExit: true, args: ['ruby'], env, preopens });
   const { vm } = await RubyVM.instantiateModule({ module, wasip1 });
   vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
