@@ -13,10 +13,9 @@ import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
+import { rubyWasmInstalled as installed } from '../support/rubywasm.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const require = createRequire(import.meta.url);
 
 // ruby, RUBY_VERSION's start, the profile, net-http
 const VERSIONS = [
@@ -56,15 +55,6 @@ function runVersion(ruby) {
       else resolve({ out: JSON.parse(stdout), stderr });
     });
   });
-}
-
-function installed(ruby) {
-  try {
-    require.resolve(`@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 for (const [ruby, version, profile, netHttp] of VERSIONS) {

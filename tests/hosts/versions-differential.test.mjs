@@ -17,7 +17,6 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
-import { createRequire } from 'node:module';
 import { loadCaseFiles } from '../support/oracle/cases.mjs';
 import { runOnVersion, PROFILE_OF, shutdown } from '../support/oracle/rubyvm.mjs';
 import { runOurs } from '../support/oracle/ours.mjs';
@@ -25,8 +24,7 @@ import { builds } from '../support/builds.mjs';
 import { loadResponseCases, runResponseCases, runnerCase, oursOneShot, shutdownResponseVMs } from '../support/oracle/response.mjs';
 import { bindResponse } from '../../js/response-parser.mjs';
 import { NetHttpError } from '../../js/errors.mjs';
-
-const require = createRequire(import.meta.url);
+import { rubyWasmInstalled as installed } from '../support/rubywasm.mjs';
 
 // Ruby 3.2/3.3 and uri 0.12/0.13 words → Ruby 3.4's
 const ODD_WORDS = [
@@ -68,15 +66,6 @@ const HEAD_CHECKS = {
     'headers-059-long-name': /^too long \(\d+ bytes\) header/,
   },
 };
-
-function installed(ruby) {
-  try {
-    require.resolve(`@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const build = builds[0];
 const responseApi = { ...bindResponse(build.api.codec), NetHttpError, codec: build.api.codec };

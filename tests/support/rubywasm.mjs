@@ -71,6 +71,16 @@ export function rubyWasmPath(version) {
   return require.resolve(`@ruby/${version}-wasm-wasi/dist/${process.env.NETHTTP_RUBY_DEBUG_WASM ? 'ruby.debug+stdlib.wasm' : 'ruby+stdlib.wasm'}`);
 }
 
+/** Whether @ruby/<version>-wasm-wasi is installed (its ruby+stdlib.wasm resolves). */
+export function rubyWasmInstalled(version) {
+  try {
+    require.resolve(`@ruby/${version}-wasm-wasi/dist/ruby+stdlib.wasm`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A fresh ruby.wasm VM (any of ALL_VERSIONS); `preopens` maps host folders. */
 export async function bootVM(version, preopens = {}) {
   await deps();
