@@ -45,7 +45,7 @@ module NetHttpWasm
       @results = {} # token => value, for waits of fibers not made here
       @seq = 0
       @waiting = {}.compare_by_identity # fiber => the number of the wait it is in
-      @interrupts = {}.compare_by_identity # fiber (or :main) => proc run where it waits
+      @interrupts = {}.compare_by_identity # fiber (or :main) => procs to run where it waits, in turn
       @host_at = now # when the host last ran
       @checked = {}.compare_by_identity # fiber => the wait found safe to collect in
       @unsafe = nil # [fiber, wait] last found unsafe to collect in
@@ -103,9 +103,10 @@ module NetHttpWasm
 
     # Makes fiber run action (a proc: it raises or throws) where it waits
     # or, not made here, where the fiber that runs the scheduler next waits
-    # (fiber: :main).
+    # (fiber: :main). A second one before the first has run waits for the
+    # fiber's next wait (as MRI keeps a thread's pending interrupts).
     def interrupt(fiber, action)
-      @interrupts[fiber] = action
+      (@interrupts[fiber] ||= []) << action
       wake(fiber, :interrupt) unless fiber == :main
       nil
     end
@@ -350,6 +351,7 @@ module NetHttpWasm
     def gone(fiber)
       @fibers.delete(fiber)
       @checked.delete(fiber)
+      @interrupts.delete(fiber)
     end
 
     def collect_again
@@ -470,19 +472,28 @@ module NetHttpWasm
     end
 
     # Yields (the current fiber is one of this scheduler's) until woken;
-    # the value it is woken with. An interrupt (Thread#raise, #kill) is
-    # run here.
+    # the value it is woken with. An interrupt (Thread#raise, #kill, a
+    # Timeout's expiry) is run here, one still pending from an earlier
+    # wait before it yields.
     def suspend(n = (@seq += 1))
       f = Fiber.current
+      run_interrupt(f)
       @waiting[f] = n
       begin
         value = Fiber.yield
       ensure
         @waiting.delete(f)
       end
-      action = @interrupts.delete(f)
-      action&.call
+      run_interrupt(f)
       value
+    end
+
+    # Runs the first interrupt pending for fiber (or :main), if any.
+    def run_interrupt(fiber)
+      pending = @interrupts[fiber] or return
+      action = pending.shift
+      @interrupts.delete(fiber) if pending.empty?
+      action.call
     end
 
     # Waits for the host until something settles or ms pass (ms < 0: no
@@ -536,7 +547,9 @@ module NetHttpWasm
     end
 
     # Resumes what is ready; if nothing is, waits for the host (a promise
-    # settling) or the next timer, at most until deadline.
+    # settling) or the next timer, at most until deadline. Fibers of this
+    # scheduler's run only from the ready list, so that what they do (a
+    # thread ending and waking its joiners) is seen before the next turn.
     def run_once(deadline = nil)
       fire_timers
       take_settled
@@ -563,9 +576,9 @@ module NetHttpWasm
           collect_if_due
         end
       end
+      run_interrupt(:main)
+    ensure
       collect_again
-      action = @interrupts.delete(:main)
-      action&.call
     end
 
     def fire_timers
@@ -575,12 +588,19 @@ module NetHttpWasm
         timer[4] = true
         @timer_count -= 1
         _, _, fiber, action = timer
-        if action.is_a?(Exception)
-          raise action if fiber.equal?(Fiber.current)
-          fiber.raise(action) if fiber.alive?
-        else
-          wake(fiber, action)
-        end
+        action.is_a?(Exception) ? expire(fiber, action) : wake(fiber, action)
+      end
+    end
+
+    # A Timeout's time is up: its Expired is raised in fiber (one of this
+    # scheduler's: where it waits, as an interrupt).
+    def expire(fiber, expired)
+      if owns?(fiber)
+        interrupt(fiber, -> { raise expired })
+      elsif fiber.equal?(Fiber.current)
+        raise expired
+      elsif fiber.alive?
+        fiber.raise(expired)
       end
     end
 
