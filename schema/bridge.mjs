@@ -90,6 +90,7 @@ export const tlsSettings = {
   minVersion: ['string', 'the lowest protocol version, as node:tls names it ("TLSv1.2")'],
   maxVersion: ['string', 'the highest protocol version'],
   ciphers: ['string', 'the cipher list, OpenSSL\'s syntax'],
+  session: ['string', 'a TLS session to resume (DER in base64, as the session call gives it)'],
 };
 
 /**
@@ -134,6 +135,7 @@ export const calls = {
   accept: { args: ['id', 'timeoutMs'], reply: '"id\\nfamily\\naddr\\nport\\npeerAddr\\npeerPort" of the next connection, "" when timed out, or "!kind\\ndetail"', waits: true },
   acceptable: { args: ['id'], reply: '1: a connection waits to be accepted (or the listener is gone), 0: none' },
   unlisten: { args: ['id'], reply: '0 (the listening socket is closed)' },
+  session: { args: ['id'], reply: 'the TLS session the connection last received (DER in base64), "" if none' },
   close: { args: ['id'], reply: '0' },
   error: { args: [], reply: '"Class\\nmessage" of the last RC_ERROR' },
   park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },

@@ -312,6 +312,15 @@ export class Bridge extends SocketCalls {
     return conn.state();
   }
 
+  // The TLS session connection id last received, to resume in a later
+  // connection (DER in base64; "" if none).
+  session(id) {
+    const conn = this.conns.get(id);
+    if (!conn) return '';
+    if (this.blocking) this.transport.pump(conn);
+    return conn.tlsSession();
+  }
+
   close(id) {
     const conn = this.conns.get(id);
     if (conn) {

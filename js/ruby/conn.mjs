@@ -50,6 +50,12 @@ export class Conn {
     this.rbuf = 0;
     this.rcap = 0;
     this.hbuf = 0;
+    this.session = ''; // the TLS session last received (transports that tell: the blocking one's I/O thread)
+  }
+
+  /** The TLS session to resume that the connection last received, DER in base64 ("" if none). */
+  tlsSession() {
+    return this.session;
   }
 
   // -- from the transport --

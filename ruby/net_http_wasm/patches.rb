@@ -22,7 +22,7 @@ module NetHttpWasm
       __nhw_debug "opening connection to #{conn_addr}:#{conn_port}..."
       # through a proxy, TLS starts after CONNECT, over the same connection
       tunnel = use_ssl? && proxy?
-      tls = use_ssl? && !proxy? ? NetHttpWasm.tls_params(self) : nil
+      tls = use_ssl? && !proxy? ? NetHttpWasm.tls_params(self, __nhw_session) : nil
       if SOCKET_OPEN_TIMEOUT
         begin
           s = NetHttpWasm::Socket.open(conn_addr, conn_port, @open_timeout, tls, local_host, local_port, upgrade: tunnel)
@@ -47,6 +47,7 @@ module NetHttpWasm
       end
       __nhw_connect_tunnel(s) if tunnel
       NetHttpWasm.verify_peer(self, s) if use_ssl? && verify_callback
+      s.on_session = proc { |sess| @ssl_session = sess } if use_ssl?
       __nhw_debug "opened"
       @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,
                                             write_timeout: @write_timeout,
@@ -86,7 +87,14 @@ module NetHttpWasm
       Net::HTTPResponse.read_new(proxy_sock).value
       # assuming nothing left in buffers after successful CONNECT response
       __nhw_debug "starting SSL for #{proxy_address}:#{proxy_port}..."
-      s.start_tls(NetHttpWasm.tls_params(self), @open_timeout)
+      s.start_tls(NetHttpWasm.tls_params(self, __nhw_session), @open_timeout)
+    end
+
+    # The TLS session to resume, as MRI's connect chooses it: the one the
+    # last connection received (its session_new_cb), while its timeout lasts.
+    def __nhw_session
+      @ssl_session if @ssl_session &&
+                      Process.clock_gettime(Process::CLOCK_REALTIME) < @ssl_session.time.to_f + @ssl_session.timeout
     end
 
     def __nhw_debug(msg)

@@ -86,7 +86,7 @@ module NetHttpWasm
       @peer_cert ||= OpenSSL::X509::Certificate.new(@peer_der.unpack1('m'))
     end
 
-    # OpenSSL::SSL::SSLSocket#session_reused?
+    # OpenSSL::SSL::SSLSocket#session_reused?: whether the host resumed the session it was given
     def session_reused?
       @session_reused ? true : false
     end
@@ -118,10 +118,25 @@ module NetHttpWasm
 
     def close
       return nil if @closed
+      if @on_session && (s = session)
+        @on_session.call(s)
+      end
       @closed = true
       @bridge.call('close', @id)
       nil
     end
+
+    # OpenSSL::SSL::SSLSocket#session: the TLS session the host last
+    # received on this connection, to resume (nil if none).
+    def session
+      return nil if @closed
+      der = @bridge.call('session', @id).to_s
+      der.empty? ? nil : OpenSSL::SSL::Session.new(der.unpack1('m'))
+    end
+
+    # Called with the connection's TLS session as it closes (Net::HTTP
+    # keeps it to resume, as its session_new_cb does with MRI's).
+    attr_writer :on_session
 
     def setsockopt(*)
       0

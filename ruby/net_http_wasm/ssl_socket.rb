@@ -76,6 +76,62 @@ module OpenSSL
     verify = :verify_certificate_identity
     define_singleton_method(verify) { |cert, hostname| __nhw_identity?(cert, hostname) } unless respond_to?(verify)
 
+    unless const_defined?(:Session, false)
+      # OpenSSL::SSL::Session over the host's TLS: the DER the host gives
+      # (i2d_SSL_SESSION's, which MRI's Session reads too), and the fields
+      # of it that Ruby reads (ssl/ssl_asn1.c: time [1], timeout [2]).
+      class Session
+        class SessionError < OpenSSL::OpenSSLError; end
+
+        PEM = /-----BEGIN SSL SESSION PARAMETERS-----(.*?)-----END SSL SESSION PARAMETERS-----/m
+
+        attr_reader :id, :timeout
+
+        # From a session's DER or PEM, or an SSLSocket (its session).
+        def initialize(source)
+          source = source.session&.to_der.to_s if source.is_a?(SSLSocket)
+          der = source.to_str.b
+          der = Regexp.last_match(1).unpack1('m') if der =~ PEM
+          fields = begin
+            OpenSSL::ASN1.decode(der).value
+          rescue OpenSSL::ASN1::ASN1Error, NoMethodError
+            nil
+          end
+          raise ArgumentError, 'unknown type' unless fields.is_a?(Array) && fields[3].is_a?(OpenSSL::ASN1::OctetString)
+
+          @der = der
+          @id = fields[3].value
+          field = ->(tag) { f = fields.find { |x| x.tag_class == :CONTEXT_SPECIFIC && x.tag == tag } and f.value[0].value.to_i }
+          @time = Time.at(field.(1) || 0)
+          @timeout = field.(2) || 0
+        end
+
+        def time
+          @time.dup
+        end
+
+        def time=(t)
+          @time = t.is_a?(Time) ? t.dup : Time.at(Integer(t))
+        end
+
+        def timeout=(seconds)
+          @timeout = Integer(seconds)
+        end
+
+        def to_der
+          @der.dup
+        end
+
+        def to_pem
+          "-----BEGIN SSL SESSION PARAMETERS-----\n#{[@der].pack('m0').scan(/.{1,64}/).join("\n")}\n-----END SSL SESSION PARAMETERS-----\n"
+        end
+
+        def ==(other)
+          other.is_a?(Session) && other.to_der == @der
+        end
+      end
+    end
+
     class SSLSocket
       attr_reader :io, :context, :hostname
       attr_accessor :sync_close, :sync
@@ -151,8 +207,17 @@ module OpenSSL
         @connected && @io.__nhw_socket.session_reused?
       end
 
-      # Sessions stay with the host's TLS: session= is accepted.
-      attr_accessor :session
+      # The TLS session the host last received on this connection (nil
+      # before the handshake: then the one given to resume, if any).
+      def session
+        @connected ? @io.__nhw_socket.session : @session
+      end
+
+      # A session to resume in the handshake (connect).
+      def session=(session)
+        raise TypeError, "wrong argument type #{session.class} (expected OpenSSL/SSL/Session)" unless session.is_a?(Session)
+        @session = session
+      end
 
       def verify_result
         OpenSSL::X509::V_OK
@@ -239,7 +304,7 @@ module OpenSSL
         s = Settings.new(c.verify_mode || VERIFY_NONE, c.cert_store, c.ca_file, c.ca_path, host, c.verify_callback,
                          c.verify_hostname && @hostname ? true : false, c.cert, c.key, c.min_version, c.max_version,
                          c.ssl_version, c.ciphers)
-        h = JSON.parse(NetHttpWasm.tls_params(s))
+        h = JSON.parse(NetHttpWasm.tls_params(s, @session))
         h['verifyHostname'] = false unless s.verify_hostname
         JSON.generate(h)
       end

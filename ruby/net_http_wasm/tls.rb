@@ -6,8 +6,9 @@
 
 module NetHttpWasm
   class << self
-    # TLS settings of a Net::HTTP, as JSON for the bridge.
-    def tls_params(http)
+    # TLS settings of a Net::HTTP, as JSON for the bridge; session: an
+    # OpenSSL::SSL::Session to resume.
+    def tls_params(http, session = nil)
       mode = http.verify_mode
       verify = mode.nil? || mode != OpenSSL::SSL::VERIFY_NONE
       h = { 'verify' => verify, 'ca' => [], 'caFiles' => [], 'caDirs' => [] }
@@ -46,6 +47,7 @@ module NetHttpWasm
       if http.ciphers
         h['ciphers'] = http.ciphers.is_a?(Array) ? http.ciphers.map { |c| c.is_a?(Array) ? c[0] : c }.join(':') : http.ciphers.to_s
       end
+      h['session'] = [session.to_der].pack('m0') if session
       JSON.generate(h)
     end
 

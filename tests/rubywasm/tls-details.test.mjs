@@ -1,7 +1,8 @@
 // TLS details and connection options of Net::HTTP inside ruby.wasm 4.0 and
 // 3.4 (both Node transports), compared with native MRI running the net/http
 // sources of the same version against the same servers: peer_cert,
-// SSLSocket#session_reused? on a new connection, ca_path as a host folder of
+// SSLSocket#session_reused? on a new connection, TLS sessions resumed (by
+// Net::HTTP's next connection, by SSLSocket#session=), ca_path as a host folder of
 // hashed certificate names, local_host / local_port, a host given as an
 // object that converts with to_str.
 import { describe, test, before, after } from 'node:test';
@@ -64,6 +65,33 @@ function script({ goodPort, plainPort, ca, caDir, localPort }) {
       def host.to_str; raise SocketError, 'open failure'; end
       Net::HTTP.get(Struct.new(:scheme, :hostname, :port).new('http', host, 2119))
     }
+    # 7: a new connection of the same Net::HTTP resumes the TLS session of the last one
+    t.() {
+      h = Net::HTTP.new('localhost', ${goodPort}); h.use_ssl = true; h.ca_file = ${JSON.stringify(ca)}
+      r = []
+      2.times { |i| h.start { r << h.instance_variable_get(:@socket).io.session_reused? << h.get("/again#{i}").body[/secure GET \\S+/] } }
+      s = h.instance_variable_get(:@ssl_session)
+      r << s.class.name << s.id.bytesize << (s.time.to_f - Time.now.to_f).abs.round(-3) << s.timeout.is_a?(Integer)
+      r << (OpenSSL::SSL::Session.new(s.to_der) == s) << (OpenSSL::SSL::Session.new(s.to_pem) == s)
+      # another Net::HTTP does not
+      Net::HTTP.start('localhost', ${goodPort}, use_ssl: true, ca_file: ${JSON.stringify(ca)}) { |o| r << o.instance_variable_get(:@socket).io.session_reused? }
+    }
+    # 8: SSLSocket#session and #session=
+    t.() {
+      ctx = OpenSSL::SSL::SSLContext.new; ctx.ca_file = ${JSON.stringify(ca)}; ctx.verify_mode = OpenSSL::SSL::VERIFY_PEER
+      get = ->(session) {
+        s = OpenSSL::SSL::SSLSocket.new(TCPSocket.new('localhost', ${goodPort}), ctx); s.hostname = 'localhost'; s.sync_close = true
+        s.session = session if session
+        s.connect
+        s.write("GET /raw HTTP/1.1\\r\\nHost: localhost\\r\\n\\r\\n")
+        body = +''
+        body << s.readpartial(4096) until body =~ /secure GET \\S+ /
+        [s.session_reused?, body[/secure GET \\S+/], s.session].tap { s.close }
+      }
+      a = get.(nil)
+      b = get.(a[2])
+      [a[0], a[1], a[2].class.name, b[0], b[1], (OpenSSL::SSL::Session.new('junk') rescue $!.class.name), begin; OpenSSL::SSL::SSLSocket.new(TCPSocket.new('localhost', ${goodPort})).session = 1; rescue => e; e.class.name; end]
+    }
     out.to_json
   `;
 }
@@ -116,6 +144,8 @@ describe('TLS details and local address', { skip, timeout: 240000 }, () => {
       assert.deepEqual(mri[4], ['ok', true]);
       assert.deepEqual(mri[5], ['ok', true]);
       assert.deepEqual(mri[6], ['SocketError', 'Failed to open TCP connection to <example>:2119 (open failure)']);
+      assert.deepEqual(mri[7], ['ok', [false, 'secure GET /again0', true, 'secure GET /again1', 'OpenSSL::SSL::Session', 32, 0, true, true, true, false]]);
+      assert.deepEqual(mri[8][1].slice(0, 5), [false, 'secure GET /raw', 'OpenSSL::SSL::Session', true, 'secure GET /raw']);
 
       // (null where the VM's fibers cannot parse certificates)
       const waiting = await onWaitingVM(t, version, (vm) => run((code) => rbJSON(vm, `JSON.parse(begin\n${code}\nend)`)));

@@ -5,7 +5,7 @@
 // quick answer (node-fd.mjs): one that comes within POLL_MS is taken with
 // no fiber switch and no turn of the loop.
 import { lookup } from 'node:dns';
-import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
+import { connect, socketError, tlsSession, WRITE_PIECE } from './node-connect.mjs';
 import { Conn } from '../conn.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
 import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
@@ -65,6 +65,9 @@ class NodeConn extends Conn {
       }
     } while (performance.now() - start < POLL_MS);
     this.polls.missed();
+  }
+  tlsSession() {
+    return tlsSession(this.socket);
   }
   // The socket, no longer listened to (TLS is started over it).
   detach() {

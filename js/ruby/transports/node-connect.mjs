@@ -188,7 +188,18 @@ function tlsOptions(base, settings, connectHost) {
   if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   // with a verify_callback, Ruby decides (NetHttpWasm.verify_peer)
   if (settings.chain) o.rejectUnauthorized = false;
+  if (settings.session) o.session = Buffer.from(settings.session, 'base64');
   return o;
+}
+
+// The TLS session each connection last received (a TLS 1.3 server sends
+// its tickets after the handshake), for Ruby to resume later.
+const sessions = new WeakMap();
+
+/** The TLS session socket last received, DER in base64 ("" if none). */
+export function tlsSession(socket) {
+  const s = sessions.get(socket);
+  return s ? s.toString('base64') : '';
 }
 
 /**
@@ -275,6 +286,7 @@ export function connect(spec, done) {
         throw e;
       }
       socket = tls.connect(o);
+      socket.on('session', (s) => sessions.set(socket, s));
     } else {
       socket = net.connect(base);
     }

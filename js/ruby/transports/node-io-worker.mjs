@@ -10,7 +10,7 @@
 // (0 free, 1 in use by the Ruby thread, 2 closed).
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
-import { connect, socketError, WRITE_PIECE } from './node-connect.mjs';
+import { connect, socketError, tlsSession, WRITE_PIECE } from './node-connect.mjs';
 import { fdOf, resetAtEnd } from './node-fd.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
 import { stopStreamReads, guardDestroy, restoreStream, readStop, readStart } from './node-internals.mjs';
@@ -92,6 +92,15 @@ function wire(id, socket) {
     const [cls, message] = socketError(e);
     post({ t: 'error', id, cls, message });
   });
+  // each TLS session to resume that comes after the handshake (see sendSession)
+  socket.on('session', on.session = () => sendSession(id, socket));
+}
+
+// The TLS session to resume that socket last received (taken by the Ruby
+// thread at its next pump): after an open's answer, and on each new one.
+function sendSession(id, socket) {
+  const der = tlsSession(socket);
+  if (der) post({ t: 'session', id, der }, undefined, false);
 }
 
 function unwire(socket) {
@@ -114,6 +123,7 @@ port.on('message', (m) => {
             wire(m.id, s);
           }
           post({ t: 'open', id: m.id, ok: !!s, info, fd, lock });
+          if (s) sendSession(m.id, s);
         });
       } catch (e) {
         post({ t: 'open', id: m.id, ok: false, info: `IOError\n${e && e.message}` });
@@ -136,6 +146,7 @@ port.on('message', (m) => {
           wire(m.id, s);
         }
         post({ t: 'open', id: m.id, ok: !!s, info });
+        if (s) sendSession(m.id, s);
       });
       break;
     }

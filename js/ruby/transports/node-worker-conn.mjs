@@ -126,4 +126,5 @@ export function deliver(conn, ev) {
   else if (ev.t === 'flushed') conn.onFlushed(ev.n);
   else if (ev.t === 'end') conn.onEnd();
   else if (ev.t === 'error') conn.onError(ev.cls, ev.message);
+  else if (ev.t === 'session') conn.session = ev.der;
 }
