@@ -91,6 +91,9 @@ export const tlsSettings = {
   maxVersion: ['string', 'the highest protocol version'],
   ciphers: ['string', 'the cipher list, OpenSSL\'s syntax'],
   session: ['string', 'a TLS session to resume (DER in base64, as the session call gives it)'],
+  server: ['boolean', "the server's side of the handshake (SSLSocket#accept): cert and key are its own, verify asks for the client's"],
+  noProtocols: ['boolean', 'no version the host speaks is allowed (max_version SSL 3.0): the handshake fails as OpenSSL\'s does'],
+  failIfNoPeerCert: ['boolean', 'a server refuses a client that sends no certificate (VERIFY_FAIL_IF_NO_PEER_CERT)'],
 };
 
 /**

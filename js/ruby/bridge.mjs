@@ -95,6 +95,18 @@ export class Bridge extends SocketCalls {
       tls,
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
     };
+    // bytes that came and were not read (a client's first TLS bytes, to a
+    // server): the handshake reads them first
+    if (conn.rawBytes) {
+      spec.head = new Uint8Array(conn.rawBytes);
+      let at = 0;
+      for (const c of conn.raw) {
+        spec.head.set(c, at);
+        at += c.length;
+      }
+      conn.raw = [];
+      conn.rawBytes = 0;
+    }
     const done = (r) => {
       if (typeof r === 'string') {
         this.close(id);

@@ -47,7 +47,8 @@ module NetHttpWasm
       end
       __nhw_connect_tunnel(s) if tunnel
       NetHttpWasm.verify_peer(self, s) if use_ssl? && verify_callback
-      s.on_session = proc { |sess| @ssl_session = sess } if use_ssl?
+      # (ssl_timeout: the context's session timeout, which MRI's sessions take)
+      s.on_session = proc { |sess| sess.timeout = @ssl_timeout if @ssl_timeout; @ssl_session = sess } if use_ssl?
       __nhw_debug "opened"
       @socket = NetHttpWasm::BufferedIO.new(s, read_timeout: @read_timeout,
                                             write_timeout: @write_timeout,

@@ -76,6 +76,51 @@ module OpenSSL
     verify = :verify_certificate_identity
     define_singleton_method(verify) { |cert, hostname| __nhw_identity?(cert, hostname) } unless respond_to?(verify)
 
+    # A TLS server over a TCPServer: each accepted connection's handshake is
+    # the host's (SSLSocket#accept).
+    class SSLServer
+      attr_accessor :start_immediately
+
+      def initialize(svr, ctx)
+        @svr = svr
+        @ctx = ctx
+        @start_immediately = true
+      end
+
+      def to_io
+        @svr
+      end
+
+      def listen(backlog = ::Socket::SOMAXCONN)
+        @svr.listen(backlog)
+      end
+
+      def shutdown(how = ::Socket::SHUT_RDWR)
+        @svr.shutdown(how)
+      end
+
+      def accept
+        sock = @svr.accept
+        begin
+          ssl = SSLSocket.new(sock, @ctx)
+          ssl.sync_close = true
+          ssl.accept if @start_immediately
+          ssl
+        rescue Exception # rubocop:disable Lint/RescueException
+          sock.close
+          raise
+        end
+      end
+
+      def close
+        @svr.close
+      end
+
+      %i[addr peeraddr closed? setsockopt getsockopt fcntl fileno do_not_reverse_lookup=].each do |m|
+        define_method(m) { |*a| @svr.__send__(m, *a) }
+      end
+    end unless const_defined?(:SSLServer, false)
+
     unless const_defined?(:Session, false)
       # OpenSSL::SSL::Session over the host's TLS: the DER the host gives
       # (i2d_SSL_SESSION's, which MRI's Session reads too), and the fields
@@ -179,10 +224,21 @@ module OpenSSL
         connect
       end
 
+      # The server's side of the handshake (an accepted connection, the
+      # context's cert and key), done by the host.
       def accept
-        raise NotImplementedError, 'net-http-wasm: TLS servers are not supported in ruby.wasm'
+        return self if @connected
+        sock = @io.__nhw_socket
+        raise IOError, 'closed stream' if sock.nil? || sock.closed?
+        raise SSLError, 'SSL_accept: no certificate or key in the context (cert=, key=)' unless @context.cert && @context.key
+        sock.start_tls(server_json, @context.timeout)
+        @connected = true
+        self
       end
-      alias accept_nonblock accept
+
+      def accept_nonblock(exception: true)
+        accept
+      end
 
       def peer_cert
         @connected ? @io.__nhw_socket.peer_cert : nil
@@ -210,7 +266,10 @@ module OpenSSL
       # The TLS session the host last received on this connection (nil
       # before the handshake: then the one given to resume, if any).
       def session
-        @connected ? @io.__nhw_socket.session : @session
+        return @session unless @connected
+        s = @io.__nhw_socket.session
+        s.timeout = @context.timeout if s && @context.timeout # (the context's session timeout)
+        s
       end
 
       # A session to resume in the handshake (connect).
@@ -306,6 +365,22 @@ module OpenSSL
                          c.ssl_version, c.ciphers)
         h = JSON.parse(NetHttpWasm.tls_params(s, @session))
         h['verifyHostname'] = false unless s.verify_hostname
+        JSON.generate(h)
+      end
+
+      # The context's settings for a server's handshake: its own certificate
+      # and key; with VERIFY_PEER the client's certificate is asked for and
+      # checked against ca_file / cert_store.
+      def server_json
+        c = @context
+        mode = c.verify_mode.to_i
+        s = Settings.new(mode & VERIFY_PEER != 0 ? VERIFY_PEER : VERIFY_NONE, c.cert_store, c.ca_file, c.ca_path, nil, nil,
+                         false, c.cert, c.key, c.min_version, c.max_version, c.ssl_version, c.ciphers)
+        h = JSON.parse(NetHttpWasm.tls_params(s))
+        h.delete('servername')
+        h['server'] = true
+        h['defaultPaths'] = false unless c.cert_store
+        h['failIfNoPeerCert'] = true if mode & VERIFY_PEER != 0 && mode & VERIFY_FAIL_IF_NO_PEER_CERT != 0
         JSON.generate(h)
       end
 

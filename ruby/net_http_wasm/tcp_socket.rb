@@ -1065,6 +1065,20 @@ class Addrinfo
     ::Socket.tcp(@ip, @port, connect_timeout: timeout, &blk)
   end
 
+  # A socket bound to this address (the host's sockets bind as they listen:
+  # it is a TCPServer; port 0 takes a free one), given to the block and
+  # closed after it, as Addrinfo#bind does.
+  def bind
+    s = TCPServer.new(@ip, @port)
+    return s unless block_given?
+
+    begin
+      yield s
+    ensure
+      s.close
+    end
+  end
+
   def getnameinfo(flags = 0)
     [@ip, @port.to_s]
   end

@@ -38,11 +38,17 @@ module NetHttpWasm
       h['verifyHostname'] = false if http.respond_to?(:verify_hostname) && http.verify_hostname == false
       h['cert'] = http.cert.to_pem if http.cert
       h['key'] = http.key.respond_to?(:private_to_pem) ? http.key.private_to_pem : http.key.to_pem if http.key
-      h['minVersion'] = tls_version(http.min_version) if http.respond_to?(:min_version) && http.min_version
-      h['maxVersion'] = tls_version(http.max_version) if http.respond_to?(:max_version) && http.max_version
+      if http.respond_to?(:min_version) && http.min_version
+        v = tls_version(http.min_version, 'min')
+        h['minVersion'] = v if v # (SSL 3.0: the host's lowest)
+      end
+      if http.respond_to?(:max_version) && http.max_version
+        v = tls_version(http.max_version, 'max')
+        v ? h['maxVersion'] = v : h['noProtocols'] = true
+      end
       if http.respond_to?(:ssl_version) && http.ssl_version
         v = ssl_method_version(http.ssl_version)
-        h['minVersion'] = h['maxVersion'] = v if v
+        v == :none ? h['noProtocols'] = true : (h['minVersion'] = h['maxVersion'] = v if v)
       end
       if http.ciphers
         h['ciphers'] = http.ciphers.is_a?(Array) ? http.ciphers.map { |c| c.is_a?(Array) ? c[0] : c }.join(':') : http.ciphers.to_s
@@ -113,7 +119,10 @@ module NetHttpWasm
                       ['TLS1_2', 0x0303], ['TLS1_3', 0x0304]].freeze
     HOST_VERSIONS = { 0x0301 => 'TLSv1', 0x0302 => 'TLSv1.1', 0x0303 => 'TLSv1.2', 0x0304 => 'TLSv1.3' }.freeze
 
-    def tls_version(v)
+    # The host's name of a protocol version: nil for SSL 3.0 (which the
+    # host's TLS does not speak); SSL 2.0 is refused as OpenSSL refuses it
+    # (which: 'min' or 'max').
+    def tls_version(v, which = 'max')
       return nil if v.nil?
       n = if v.is_a?(Integer)
         v
@@ -123,6 +132,7 @@ module NetHttpWasm
         raise ArgumentError, "unrecognized version #{s.inspect}" unless hit
         hit[1]
       end
+      raise OpenSSL::SSL::SSLError, "SSL_CTX_set_#{which}_proto_version" if n < 0x0300
       HOST_VERSIONS[n]
     end
 
@@ -134,6 +144,7 @@ module NetHttpWasm
       when 'TLSv1_2' then 'TLSv1.2'
       when 'TLSv1_3' then 'TLSv1.3'
       when 'SSLv23', 'TLS' then nil
+      when 'SSLv3' then :none # (a method the host's TLS does not have)
       else raise ArgumentError, "unknown SSL method `#{v}'"
       end
     end

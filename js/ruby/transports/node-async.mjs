@@ -128,6 +128,11 @@ export function nodeAsyncTransport() {
     },
     upgrade(bridge, conn, spec) {
       const socket = conn.detach();
+      if (spec.head) {
+        // (paused: a flowing stream would hand them to no one before TLS reads them)
+        socket.pause();
+        socket.unshift(Buffer.from(spec.head));
+      }
       return new Promise((resolve) => {
         connect({ ...spec, socket }, (s, info) => resolve(s ? { conn: new NodeConn(bridge, s), info } : info));
       });

@@ -187,9 +187,10 @@ class BlockingIO {
     const id = this.nextId++;
     if (old) {
       this.conns.delete(old.wid);
-      this.post({ op: 'starttls', id, old: old.wid, spec });
+      old.fd = -1; // (read by the I/O thread from now on)
+      this.post({ op: 'starttls', id, old: old.wid, spec, received: old.watchedReads });
     } else {
-      this.post({ op: 'open', id, spec, direct: true });
+      this.post({ op: 'open', id, spec, direct: !spec.upgrade }); // (TLS starts over an upgrade's in the I/O thread)
     }
     return then(this.block(null, () => this.opened.has(id), null), () => {
       const answer = this.opened.get(id);

@@ -192,6 +192,22 @@ function tlsOptions(base, settings, connectHost) {
   return o;
 }
 
+// A server's side of a handshake over an accepted connection (SSLSocket#accept):
+// its certificate and key from settings; with verify, the client's
+// certificate is asked for (and checked once it is up: see connect).
+function serverSocket(over, settings) {
+  return new tls.TLSSocket(over, { isServer: true, secureContext: secureContext(settings), requestCert: !!settings.verify, rejectUnauthorized: false });
+}
+
+// Why a server's handshake that went through is refused, as OpenSSL's
+// verify with VERIFY_PEER (and FAIL_IF_NO_PEER_CERT) refuses it; null if not.
+function clientRefused(socket, settings) {
+  if (!settings.verify) return null;
+  const cert = socket.getPeerCertificate();
+  if (!cert || !cert.raw) return settings.failIfNoPeerCert ? 'peer did not return a certificate' : null;
+  return socket.authorized ? null : `certificate verify failed (${VERIFY_TEXT[socket.authorizationError] || socket.authorizationError})`;
+}
+
 // The TLS session each connection last received (a TLS 1.3 server sends
 // its tickets after the handshake), for Ruby to resume later.
 const sessions = new WeakMap();
@@ -276,6 +292,17 @@ export function connect(spec, done) {
       const now = connectedNow(socket);
       if (now === true) return finish(socket, socketInfo(socket));
       if (now) return fail(connectFailure(now));
+    } else if (settings && settings.noProtocols) {
+      // no version left to offer: OpenSSL fails the handshake before sending anything
+      const refuse = (s) => fail(`ssl\nSSL_connect returned=1 errno=0 peeraddr=${s.remoteAddress}:${port} state=error: no protocols available`);
+      if (over) return refuse(over);
+      event = 'noProtocols';
+      socket = net.connect(base);
+      socket.once('connect', () => refuse(socket));
+    } else if (settings && settings.server) {
+      if (!over) return finish(null, 'IOError\na TLS server starts over an accepted connection');
+      event = 'secure';
+      socket = serverSocket(over, settings);
     } else if (settings) {
       event = 'secureConnect';
       let o;
@@ -303,6 +330,8 @@ export function connect(spec, done) {
   if (timeoutMs != null && timeoutMs >= 0) timer = setTimeout(() => fail(settings && tcpUp ? 'ssltimeout\n' : 'timeout\n'), timeoutMs);
   const onError = (e) => {
     const code = errnoOf(e);
+    // (a server's handshake: OpenSSL's SSL_accept)
+    if (settings && settings.server && !code) return fail(`ssl\n${sslMessage(e, host, port, host, remote).replace(/^SSL_connect/, 'SSL_accept')}`);
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
       fail(`resolve\n${code}`);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
@@ -316,12 +345,20 @@ export function connect(spec, done) {
     }
   };
   socket.once('error', onError);
+  // a client that goes away in a server's handshake (Node reports no error)
+  if (settings && settings.server) {
+    const gone = () => fail(`ssl\nSSL_accept SYSCALL returned=5 errno=0 peeraddr=${remote}:${port} state=error: unexpected eof while reading`);
+    socket.once('end', gone);
+    socket.once('close', gone);
+  }
   socket.once(event, () => {
     if (finished) {
       socket.destroy();
       return;
     }
     socket.removeListener('error', onError);
+    const refused = settings && settings.server && clientRefused(socket, settings);
+    if (refused) return fail(`ssl\nSSL_accept returned=1 errno=0 peeraddr=${remote}:${port} state=error: ${refused}`);
     let info = socketInfo(socket);
     if (settings) {
       // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64

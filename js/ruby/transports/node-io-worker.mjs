@@ -36,6 +36,9 @@ function post(msg, transfer, wake = true) {
 const flushed = (id, n) => post({ t: 'flushed', id, n }, undefined, Atomics.load(ctl, 1) !== 0);
 
 const listeners = new Map(); // socket → its listeners, removed before TLS starts over it
+// socket → [watched reads posted, a copy of the last]: TLS that starts over
+// a direct connection takes a read the Ruby thread had not received yet
+const watched = new WeakMap();
 const direct = new Map(); // socket → its lock word, for connections used directly
 const ignore = () => {};
 
@@ -74,6 +77,7 @@ function wire(id, socket) {
     const data = chunk.byteOffset === 0 && chunk.buffer.byteLength === chunk.length ? chunk : new Uint8Array(chunk);
     if (direct.has(socket)) {
       unwatch(socket);
+      watched.set(socket, [(watched.get(socket)?.[0] ?? 0) + 1, Buffer.from(data)]);
       post({ t: 'data', id, data, watched: true }, [data.buffer]);
     } else post({ t: 'data', id, data }, [data.buffer]);
   });
@@ -140,6 +144,16 @@ port.on('message', (m) => {
       unwire(old);
       unmakeDirect(old);
       old.resume();
+      // (libuv's reads were off while the Ruby thread read it: a server's
+      // handshake starts with the client's bytes)
+      if (!old.connecting) readStart(old); // (one still connecting starts reading once it is)
+      // first the bytes the Ruby thread had and did not read, then one it
+      // had not received (a client's first TLS bytes, to a server)
+      // (paused: a flowing stream would hand them to no one before TLS reads them)
+      const [posted = 0, last] = watched.get(old) || [];
+      if ((posted > m.received && last) || m.spec.head) old.pause();
+      if (posted > m.received && last) old.unshift(last);
+      if (m.spec.head) old.unshift(Buffer.from(m.spec.head));
       connect({ ...m.spec, socket: old }, (s, info) => {
         if (s) {
           sockets.set(m.id, s);

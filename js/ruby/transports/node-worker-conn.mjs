@@ -19,6 +19,7 @@ export class WorkerConn extends Conn {
     this.fd = fd; // ≥ 0: a direct connection (lock: see node-io-worker.mjs)
     this.lock = lock;
     this.watching = false; // the I/O thread reads it once for us
+    this.watchedReads = 0; // the reads it made so, received here
     this.polls = polls; // when fd ≥ 0: see node-fd.mjs
   }
   write(bytes) {
@@ -121,7 +122,10 @@ export class WorkerListener {
 }
 
 export function deliver(conn, ev) {
-  if (ev.watched) conn.watching = false;
+  if (ev.watched) {
+    conn.watching = false;
+    conn.watchedReads++;
+  }
   if (ev.t === 'data') conn.onData(ev.data);
   else if (ev.t === 'flushed') conn.onFlushed(ev.n);
   else if (ev.t === 'end') conn.onEnd();
