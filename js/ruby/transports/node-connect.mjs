@@ -188,7 +188,7 @@ function tlsOptions(base, settings, connectHost) {
   if (settings.verify && settings.verifyHostname === false) o.checkServerIdentity = () => undefined;
   // with a verify_callback, Ruby decides (NetHttpWasm.verify_peer)
   if (settings.chain) o.rejectUnauthorized = false;
-  if (settings.session) o.session = Buffer.from(settings.session, 'base64');
+  if (settings.session) o.session = nodeSessions.get(settings.session) || Buffer.from(settings.session, 'base64');
   return o;
 }
 
@@ -212,10 +212,38 @@ function clientRefused(socket, settings) {
 // its tickets after the handshake), for Ruby to resume later.
 const sessions = new WeakMap();
 
+// Node 22.23, 24.17, 26.3.1 and later hand a session as
+// "\0nodejs:tls:session:<version>\0", a 16-bit big-endian length and the
+// server name it was verified for, then OpenSSL's DER; they take either form
+// back, but offer a session to a server they verify only in that form and only
+// under that name. Ruby holds the DER (as MRI's Session does); the form Node
+// gave is kept here, by DER, for the connections Ruby resumes it on.
+const NODE_SESSION = Buffer.from('\0nodejs:tls:session:');
+const NODE_SESSIONS_KEPT = 64;
+const nodeSessions = new Map();
+
+/** OpenSSL's DER of a session Node handed over, or null if not recognised. */
+export function sessionDer(s) {
+  if (s[0] === 0x30) return s;
+  if (!s.subarray(0, NODE_SESSION.length).equals(NODE_SESSION)) return null;
+  const name = s.indexOf(0, NODE_SESSION.length) + 1;
+  if (name === 0 || name + 2 > s.length) return null;
+  const der = s.subarray(name + 2 + s.readUInt16BE(name));
+  return der[0] === 0x30 ? der : null;
+}
+
 /** The TLS session socket last received, DER in base64 ("" if none). */
 export function tlsSession(socket) {
   const s = sessions.get(socket);
-  return s ? s.toString('base64') : '';
+  const der = s && sessionDer(s);
+  if (!der) return '';
+  const text = der.toString('base64');
+  if (der !== s) {
+    nodeSessions.delete(text);
+    if (nodeSessions.size >= NODE_SESSIONS_KEPT) nodeSessions.delete(nodeSessions.keys().next().value);
+    nodeSessions.set(text, s);
+  }
+  return text;
 }
 
 /**
