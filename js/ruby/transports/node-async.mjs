@@ -69,11 +69,15 @@ class NodeConn extends Conn {
   tlsSession() {
     return tlsSession(this.socket);
   }
-  // The socket, no longer listened to (TLS is started over it).
+  // The socket, no longer listened to (TLS is started over it). One that
+  // holds bytes is paused: TLS reads a paused stream's bytes first, and a
+  // flowing one would hand them to no one (a client's hello, to a server
+  // that accepted the connection in this turn of the loop).
   detach() {
     this.fd = -1;
     for (const [ev, f] of Object.entries(this.listeners)) this.socket.removeListener(ev, f);
-    if (this.paused) this.socket.resume();
+    if (this.socket.readableLength) this.socket.pause();
+    else if (this.paused) this.socket.resume();
     return this.socket;
   }
   pause() {

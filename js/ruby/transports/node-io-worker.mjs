@@ -143,7 +143,9 @@ port.on('message', (m) => {
       sockets.delete(m.old);
       unwire(old);
       unmakeDirect(old);
-      old.resume();
+      // (one holding bytes is paused: see NodeConn#detach in node-async.mjs)
+      if (old.readableLength) old.pause();
+      else old.resume();
       // (libuv's reads were off while the Ruby thread read it: a server's
       // handshake starts with the client's bytes)
       if (!old.connecting) readStart(old); // (one still connecting starts reading once it is)
