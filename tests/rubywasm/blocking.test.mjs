@@ -7,6 +7,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
@@ -39,6 +40,26 @@ for (const version of VERSIONS) {
     after(async () => {
       await srv.close();
       await vm.close();
+    });
+
+    test("a TCPServer's connections whose bytes and end came before Ruby's accept: each read whole", async () => {
+      const port = await rbJSON(vm, `require 'socket'; $early = TCPServer.new('127.0.0.1', 0); $early.addr[1]`);
+      const got = [];
+      for (let i = 0; i < 10; i++) {
+        const answered = new Promise((resolve, reject) => {
+          const c = net.connect(port, '127.0.0.1', () => c.end(`hello #${i}`));
+          let out = '';
+          c.on('data', (d) => (out += d));
+          c.on('error', reject);
+          c.on('close', () => resolve(out));
+        });
+        // (long enough for the bytes and the end to reach the I/O thread)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const read = await rbJSON(vm, `a = $early.accept; x = a.read; a.write "got #{x.bytesize}"; a.close; x`);
+        got.push([read, await answered]);
+      }
+      await rbJSON(vm, `$early.close; $early.closed?`);
+      assert.deepEqual(got, Array.from({ length: 10 }, (_, i) => [`hello #${i}`, `got ${`hello #${i}`.length}`]));
     });
 
     test('requests from vm.eval inside Array#map and Hash#each blocks, raising and rescuing there', async () => {

@@ -55,10 +55,15 @@ export function restoreStream(socket) {
   delete socket._destroy;
 }
 
+// (the handle's `reading` is Node's record of whether libuv reads it: kept
+// true to what was done, so that Node's stream starts or stops them again
+// when it should, and a TLS socket over it too)
+
 /** libuv's reads of the socket off (true when it could). */
 export function readStop(socket) {
   if (!socket._handle) return false;
   socket._handle.readStop();
+  socket._handle.reading = false;
   return true;
 }
 
@@ -66,5 +71,6 @@ export function readStop(socket) {
 export function readStart(socket) {
   if (socket.destroyed || !socket._handle) return false;
   socket._handle.readStart();
+  socket._handle.reading = true;
   return true;
 }

@@ -182,14 +182,20 @@ port.on('message', (m) => {
       if (socket) readStart(socket);
       break;
     case 'listen':
-      listen(m.spec, (l, info) => {
-        if (l) {
-          servers.set(m.id, l);
-          // the Ruby thread learns how many connections wait
-          l.onQueue = (n) => post({ t: 'pending', id: m.id, n });
-        }
-        post({ t: 'open', id: m.id, ok: !!l, info });
-      });
+      // (accepted connections unread until taken: the Ruby thread reads
+      // their fds, and what Node read would come after what it reads)
+      listen(
+        m.spec,
+        (l, info) => {
+          if (l) {
+            servers.set(m.id, l);
+            // the Ruby thread learns how many connections wait
+            l.onQueue = (n) => post({ t: 'pending', id: m.id, n });
+          }
+          post({ t: 'open', id: m.id, ok: !!l, info });
+        },
+        true,
+      );
       break;
     case 'accept': {
       // the next connection of listener m.sid becomes connection m.id
@@ -203,6 +209,7 @@ port.on('message', (m) => {
       const fd = fdOf(s);
       const lock = fd >= 0 ? makeDirect(s) : null;
       wire(m.id, s);
+      s.resume(); // (its reads: the Ruby thread's, or watched, with a direct one)
       post({ t: 'open', id: m.id, ok: true, info: acceptedInfo(s), fd, lock });
       break;
     }

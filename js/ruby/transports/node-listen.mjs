@@ -1,8 +1,9 @@
 // Listening sockets (Ruby's TCPServer) with node:net, for both Node
 // transports: the event-loop one keeps the Listener in this thread, the
 // blocking one in its I/O thread (node-io-worker.mjs). Node accepts each
-// connection as it comes; it waits in the Listener's queue, unread, until
-// Ruby's accept takes it.
+// connection as it comes; it waits in the Listener's queue until Ruby's
+// accept takes it (unread with `paused`; else what Node's stream reads of it
+// meanwhile comes first).
 import net from 'node:net';
 import { errnoOf } from './errno.mjs';
 
@@ -58,10 +59,12 @@ export class Listener {
  * Listens on spec.host:spec.port (host '' : every address) with
  * spec.backlog; `done(listener, "family\naddress\nport")`, or
  * `done(null, "errno\nCODE")`. Accepted connections may be half-closed
- * by the peer and still written (allowHalfOpen), as a socket of MRI's.
+ * by the peer and still written (allowHalfOpen), as a socket of MRI's;
+ * `paused`: Node does not read them (their bytes stay in the kernel)
+ * until their stream is resumed.
  */
-export function listen(spec, done) {
-  const server = net.createServer({ allowHalfOpen: true });
+export function listen(spec, done, paused = false) {
+  const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: paused });
   const failed = (e) => done(null, `errno\n${errnoOf(e) || 'EADDRNOTAVAIL'}`);
   server.once('error', failed);
   const o = { port: spec.port, backlog: spec.backlog > 0 ? spec.backlog : 511 };
