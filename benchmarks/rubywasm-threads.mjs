@@ -14,6 +14,7 @@
 // RUBY_FIBER_MACHINE_STACK_SIZE: Ruby reads them at boot). Prints one line
 // per pass and the medians; --json prints them as JSON too.
 import { spawn, spawnSync } from 'node:child_process';
+import { parseArgs } from 'node:util';
 import { createRubyVM } from '../js/ruby/node.mjs';
 
 const HELP = `usage: node benchmarks/rubywasm-threads.mjs [options]
@@ -27,29 +28,44 @@ const HELP = `usage: node benchmarks/rubywasm-threads.mjs [options]
   --env K=V      a variable of the VM's environment (repeatable)
   --json         print the results as JSON too`;
 
-const argv = process.argv.slice(2);
-if (argv.includes('--help') || argv.includes('-h')) {
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      n: { type: 'string', short: 'n', default: '100' },
+      delay: { type: 'string', default: '50' },
+      rounds: { type: 'string', default: '5' },
+      passes: { type: 'string', default: '5' },
+      ruby: { type: 'string', default: '4.0' },
+      blocking: { type: 'boolean', default: false },
+      'no-mri': { type: 'boolean', default: false },
+      env: { type: 'string', multiple: true, default: [] },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+} catch (e) {
+  process.stderr.write(`${e.message}\n\n${HELP}\n`);
+  process.exit(2);
+}
+const opt = parsed.values;
+if (opt.help) {
   console.log(HELP);
   process.exit(0);
 }
-const opt = (name, dflt) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : dflt;
-};
-const n = Number(opt('-n', 100));
-const delay = Number(opt('--delay', 50));
-const rounds = Number(opt('--rounds', 5));
-const passes = Number(opt('--passes', 5));
-const ruby = opt('--ruby', '4.0');
-const blocking = argv.includes('--blocking');
-const mri = !argv.includes('--no-mri');
+const n = Number(opt.n);
+const delay = Number(opt.delay);
+const rounds = Number(opt.rounds);
+const passes = Number(opt.passes);
+const { ruby, blocking } = opt;
+const mri = !opt['no-mri'];
 const env = {};
-argv.forEach((a, i) => {
-  if (a === '--env') {
-    const [k, ...v] = argv[i + 1].split('=');
-    env[k] = v.join('=');
-  }
-});
+for (const kv of opt.env) {
+  const [k, ...v] = kv.split('=');
+  env[k] = v.join('=');
+}
 
 const SERVER = `
 const http = require('node:http');
@@ -142,7 +158,7 @@ try {
     line += `; MRI first ${f1(m.first)} ms, warm ${f1(m.warm)} ms (ruby.wasm/MRI: first ${(w.first / m.first).toFixed(2)}×, warm ${(w.warm / m.warm).toFixed(2)}×)`;
   }
   console.log(line);
-  if (argv.includes('--json')) console.log(JSON.stringify(results));
+  if (opt.json) console.log(JSON.stringify(results));
 } finally {
   child.kill();
 }

@@ -144,6 +144,7 @@ export const calls = {
   park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },
   collect: { args: ['promise', 'token'], reply: 'nothing: the value is noted for takeSettled' },
   takeSettled: { args: [], reply: '"token\\nvalue" of what settled, joined by "\\0"' },
+  headroom: { args: [], reply: '0 (malloc is given room at once if the memory has grown: a fiber of the scheduler starts)' },
   whenSettled: { args: ['ms'], reply: 'a promise of 1 (something settled) or 0 (ms passed)' },
   deferred: { args: ['token', 'name', '...args'], reply: '0: the call named is made without blocking, its value noted for takeSettled' },
   forget: { args: ['token'], reply: 'nothing: the deferred wait is dropped' },

@@ -27,7 +27,7 @@ export class Bridge extends SocketCalls {
   // wake: calls NetHttpWasm.__wake in the VM, keeping nothing there or
   // here (a waiting transport's promise settled; see Waits#park)
   constructor(memory, options, transport, wake = null) {
-    super(transport, wake);
+    super(transport, wake, options.headroom);
     this.memory = memory;
     this.profile = options.profile;
     // not MRI: responses are read in the codec's strict mode (RFC 9112)

@@ -9,6 +9,7 @@ import { fetchTransport } from './transports/fetch-async.mjs';
 import { streamTransport } from './transports/stream.mjs';
 import { waker } from './rubywasm-internals.mjs';
 import { guardVM } from './vm-guard.mjs';
+import { headroom } from './headroom.mjs';
 
 function rubyProfile(vm) {
   const [major] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
@@ -62,7 +63,7 @@ export function install(vm, options, host) {
   // first use)
   const wasmCodec = getDefaultCodec();
   let wake = null; // (NetHttpWasm is not defined yet)
-  const bridge = new Bridge(memory, { ...options, profile, wasmCodec }, transport, () => wake());
+  const bridge = new Bridge(memory, { ...options, profile, wasmCodec, headroom: headroom(vm.instance.exports) }, transport, () => wake());
   guard.watch(bridge);
   const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
   for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));

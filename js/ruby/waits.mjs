@@ -8,9 +8,10 @@ import { Pending } from './pending.mjs';
 import { WAITING_CALLS } from './constants.mjs';
 
 export class Waits {
-  constructor(transport, wake) {
+  constructor(transport, wake, roomCheck = () => {}) {
     this.transport = transport;
     this.wake = wake;
+    this.roomCheck = roomCheck; // (headroom.mjs: at each wait, each scheduler's turn, each thread's start)
     this.settled = '';
     this.lastPoll = 0; // when Ruby last came back from the event loop
     this.settledList = [];
@@ -25,11 +26,19 @@ export class Waits {
   // a number or a string). (Passing it as an argument would need vm.wrap,
   // whose objects ruby.wasm never frees.)
   park(promise, token) {
+    this.roomCheck();
     promise.then((v) => {
       this.lastPoll = performance.now();
       this.settled = `${token}:${v}`;
       this.wake();
     });
+  }
+
+  // Ruby: a fiber of NetHttpWasm::Scheduler's starts (a thread's first
+  // allocations come in bursts: headroom.mjs).
+  headroom() {
+    this.roomCheck();
+    return 0;
   }
 
   // -- NetHttpWasm::Scheduler: many fibers wait on one promise --
@@ -48,6 +57,7 @@ export class Waits {
 
   // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
   takeSettled() {
+    this.roomCheck();
     this.pollPendings();
     if (!this.settledList.length) return '';
     const s = this.settledList.join('\0');

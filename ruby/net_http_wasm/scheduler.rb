@@ -70,6 +70,7 @@ module NetHttpWasm
     # Fiber.schedule { }: a non-blocking fiber, run at once until it waits.
     def fiber(&block)
       f = Fiber.new(blocking: false) do
+        @bridge.call('headroom')
         block.call
       ensure
         gone(Fiber.current)
@@ -85,6 +86,7 @@ module NetHttpWasm
     # fiber that runs the scheduler next waits, as a new thread does.
     def spawn(storage, &block)
       f = Fiber.new(blocking: false, storage: storage) do
+        @bridge.call('headroom')
         block.call
       ensure
         gone(Fiber.current)

@@ -99,6 +99,35 @@ test("the malloc reserve: createRubyVM's boot and installNetHttp on a VM made by
   assert.throws(() => installNetHttp(vm2, { reserve: -1 }), { message: 'installNetHttp: reserve must be a number of bytes from 0 to 1073741824, not -1' });
 });
 
+test("malloc's room ahead of need: threads starting in a burst grow the memory a few times, not at each start", async () => {
+  const { vm, dispose } = await createRubyVM();
+  try {
+    const memory = vm.instance.exports.memory;
+    globalThis.__memorySize = () => memory.buffer.byteLength;
+    // 200 threads, each allocating 2,000 small Strings as it starts (the
+    // collector is held off while they live): the memory's size seen after
+    // each start. Allocated a page at a time, it grows at most starts (178
+    // times of 200, measured); with room given at each start, a few times.
+    const [growths, grownMiB, answers] = JSON.parse(
+      String(
+        await vm.evalAsync(`
+          require 'js'; require 'json'
+          size = -> { JS.global.call(:__memorySize).to_i }
+          seen = [size.()]
+          threads = Array.new(200) { |i| Thread.new { a = Array.new(2000) { 'x' * 100 }; seen << size.(); sleep 0.001; a.size + i } }
+          values = threads.map(&:value)
+          [seen.each_cons(2).count { |a, b| b > a }, (seen.last - seen.first) >> 20, values == Array.new(200) { |i| 2000 + i }].to_json`),
+      ),
+    );
+    assert.ok(grownMiB > 64, `the threads took ${grownMiB} MiB: more than any reserve given at boot`);
+    assert.ok(growths <= 40, `the memory grew at ${growths} of 200 thread starts`);
+    assert.equal(answers, true);
+  } finally {
+    delete globalThis.__memorySize;
+    await dispose();
+  }
+});
+
 // What Ruby relies on being zero, and being kept: Strings and Arrays of
 // zeros, objects of many shapes (the shape tree and its cache are the boot's
 // mmaps), fibers (each pool of stacks an mmap), a full GC, Net::HTTP.
