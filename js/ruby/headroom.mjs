@@ -17,16 +17,19 @@ const STEP = 8 << 20;
 /**
  * A function to call where the host runs between pieces of Ruby work (a
  * wait, a scheduler's turn): it does nothing while the memory keeps its
- * size, and nothing at all for a module without cabi_realloc.
+ * size, and nothing at all for a module without cabi_realloc, nor once
+ * the memory could not grow by a block (Ruby's own allocations then meet
+ * the limit as they would have without it).
  */
 export function headroom(exports) {
   const memory = exports && exports.memory;
   if (!(memory instanceof WebAssembly.Memory) || typeof exports.cabi_realloc !== 'function') return () => {};
   let seen = memory.buffer.byteLength;
+  let full = false; // the memory could not grow by a block: from then on malloc grows it alone
   return () => {
     const size = memory.buffer.byteLength;
-    if (size === seen) return;
-    reserveBeside(exports, Math.max(STEP, size / 32));
+    if (size === seen || full) return;
+    full = !reserveBeside(exports, Math.max(STEP, size / 32));
     seen = memory.buffer.byteLength;
   };
 }

@@ -319,13 +319,27 @@ function sameType(t, params, results) {
  * come from it; a request larger than it (the mmaps of the shape tree and
  * the fiber pool) grows the memory, so that a patched mmap need not zero
  * it. (The top chunk's free memory would serve those mmaps, and be zeroed.)
+ * false when there was no memory to give (a memory at its maximum).
  */
 export function reserveBeside(exports, bytes) {
   const realloc = exports && exports.cabi_realloc;
-  if (typeof realloc !== 'function' || !(bytes > 0)) return;
+  if (typeof realloc !== 'function' || !(bytes > 0)) return false;
   const n = Math.floor(bytes);
-  const p = realloc(0, 0, 8, n);
-  const q = realloc(0, 0, 8, 1 << 16); // larger than any free block yet: from the top, after p's
-  realloc(q, 1 << 16, 8, 8); // 8 bytes kept between the two
+  // (ruby.wasm's cabi_realloc traps when malloc has no memory to give,
+  // leaving malloc as it was: then nothing is reserved, or p alone, given
+  // back below)
+  let p;
+  try {
+    p = realloc(0, 0, 8, n);
+  } catch {
+    return false;
+  }
+  try {
+    const q = realloc(0, 0, 8, 1 << 16); // larger than any free block yet: from the top, after p's
+    realloc(q, 1 << 16, 8, 8); // 8 bytes kept between the two
+  } catch {
+    // (p then joins the top chunk)
+  }
   realloc(p, n, 8, 8);
+  return true;
 }

@@ -7,6 +7,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createRubyVM, installNetHttp } from '../../js/ruby/node.mjs';
 import { bootVM } from '../support/rubywasm.mjs';
+import { reserveBeside } from '../../js/ruby/module-patch.mjs';
+import { headroom } from '../../js/ruby/headroom.mjs';
 
 const loaded = "$LOADED_FEATURES.any? { |f| f.end_with?('/rubygems.rb') }";
 
@@ -124,6 +126,30 @@ test("malloc's room ahead of need: threads starting in a burst grow the memory a
     assert.equal(answers, true);
   } finally {
     delete globalThis.__memorySize;
+    await dispose();
+  }
+});
+
+test("malloc's room ahead of need, where the memory cannot grow by a block: nothing is reserved, nothing raised, the VM goes on", async () => {
+  const { vm, dispose } = await createRubyVM();
+  try {
+    const exports = vm.instance.exports;
+    // (ruby.wasm's cabi_realloc traps when malloc has nothing to give)
+    assert.throws(() => exports.cabi_realloc(0, 0, 8, 0xf0000000), WebAssembly.RuntimeError);
+    const before = exports.memory.buffer.byteLength;
+    assert.equal(reserveBeside(exports, 0xf0000000), false);
+    assert.equal(exports.memory.buffer.byteLength, before);
+    // a memory whose every growth fails: the check asks once, then no more
+    let asked = 0;
+    const memory = new WebAssembly.Memory({ initial: 1 });
+    const check = headroom({ memory, cabi_realloc: () => { asked++; throw new WebAssembly.RuntimeError('unreachable'); } });
+    memory.grow(1);
+    check();
+    memory.grow(1);
+    check();
+    assert.equal(asked, 1);
+    assert.equal(String(vm.eval('Array.new(1000) { "x" * 1000 }.size')), '1000');
+  } finally {
     await dispose();
   }
 });
