@@ -60,6 +60,27 @@ module NetHttpWasm
   # versions wrap the whole connect in Timeout.timeout (3.4).
   SOCKET_OPEN_TIMEOUT = Net::HTTP.private_method_defined?(:timeouted_connect)
 
+  # vm.evalAsync's code runs in a fiber of the js gem's (JS.__async), whose
+  # rescue makes a StandardError the promise's rejection. Any other
+  # exception (SystemStackError, NoMemoryError, a bare Exception, exit)
+  # raised once the code has waited would end that fiber with nothing to
+  # catch it: it came out of the bridge's wake as an error of the host's
+  # (uncaught, ending a Node process), and the promise never settled. It
+  # is the rejection too.
+  module EvalAsyncEnd
+    def __async(future, &block)
+      super(future) do
+        block.call
+      rescue ::StandardError
+        raise
+      rescue ::Exception => e # rubocop:disable Lint/RescueException
+        future.reject(JS::Object.wrap(e))
+        nil # (super's resolve then does nothing: the promise is settled)
+      end
+    end
+  end
+  JS.singleton_class.prepend(EvalAsyncEnd) if JS.respond_to?(:__async)
+
   class << self
     attr_reader :bridge, :profile, :transport
 

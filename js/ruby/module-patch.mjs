@@ -97,6 +97,7 @@ const MEMSET_FILL = [
 // instructions as canon() writes them
 const MMAP_SHA256 = ['744ee1583fb361f7f107861471f4e4e4fba02e10d479d3ca4484ac0bdc812b49'];
 const MMAP_FLAGS_MASK = 1327360; // the MAP_ flags it refuses, besides MAP_FIXED
+const FENCE = 1 << 16; // reserveBeside's fence: larger than any free block of a fresh VM
 
 // Reads mmap's instructions: call targets and errno's address (an i32.const
 // of 2^20 or more other than the flags mask, the same each time) are taken
@@ -314,29 +315,33 @@ function sameType(t, params, results) {
 /**
  * Gives malloc `bytes` of a VM's memory before Ruby starts (given the
  * instance's exports, as reserveMalloc in install.mjs), as a free block
- * that is not malloc's top chunk: the block, then a small one allocated
- * after it, then the first given back. Ruby's small allocations at boot
- * come from it; a request larger than it (the mmaps of the shape tree and
- * the fiber pool) grows the memory, so that a patched mmap need not zero
- * it. (The top chunk's free memory would serve those mmaps, and be zeroed.)
- * false when there was no memory to give (a memory at its maximum).
+ * that is not malloc's top chunk: the block and a fence after it taken
+ * at once (the memory grows once), the fence made its own small block
+ * out of the block's tail, then the block given back. Ruby's small
+ * allocations come from it; a request larger than it (the mmaps of the
+ * shape tree and the fiber pool) grows the memory, so that a patched mmap
+ * need not zero it. (The top chunk's free memory would serve those mmaps,
+ * and be zeroed.) false when there was no memory to give (a memory at its
+ * maximum).
  */
 export function reserveBeside(exports, bytes) {
   const realloc = exports && exports.cabi_realloc;
   if (typeof realloc !== 'function' || !(bytes > 0)) return false;
   const n = Math.floor(bytes);
+  const whole = n + FENCE + 64;
   // (ruby.wasm's cabi_realloc traps when malloc has no memory to give,
   // leaving malloc as it was: then nothing is reserved, or p alone, given
   // back below)
   let p;
   try {
-    p = realloc(0, 0, 8, n);
+    p = realloc(0, 0, 8, whole);
   } catch {
     return false;
   }
+  realloc(p, whole, 8, n); // (shrunk where it is: its tail back to the top chunk)
   try {
-    const q = realloc(0, 0, 8, 1 << 16); // larger than any free block yet: from the top, after p's
-    realloc(q, 1 << 16, 8, 8); // 8 bytes kept between the two
+    const q = realloc(0, 0, 8, FENCE); // larger than any free block but the top: the tail
+    realloc(q, FENCE, 8, 8); // 8 bytes kept between the block and the top
   } catch {
     // (p then joins the top chunk)
   }

@@ -423,6 +423,7 @@ module NetHttpWasm
         Enumerable#max_by Enumerable#minmax_by Enumerable#sort_by Enumerable#to_a Enumerable#entries
         Enumerable#to_h Enumerable#zip Enumerable#first Enumerable#take_while Enumerable#drop_while
         Enumerable#any? Enumerable#all? Enumerable#none? Enumerable#one? Enumerable#tally Enumerable#uniq
+        Enumerator::Yielder#yield Thread::Mutex#sleep Process#times
       ].to_h { |l| [l, true] }.freeze
       OWNER = /\A([A-Z]\w*(?:::[A-Z]\w*)*)([#.])([^#.]+)\z/
 
@@ -433,8 +434,9 @@ module NetHttpWasm
         locations.each_with_index.any? do |loc, i|
           label = loc.label
           v = @verdicts.fetch(label) { @verdicts[label] = verdict(label) }
-          # (a label that names no method: C if it is at its caller's line, as C frames are)
-          v == :unknown ? same_line?(loc, locations[i + 1]) : v
+          # (a label that names no method: C if it is at its caller's line, as C frames are,
+          # then judged by its name)
+          v == :unknown ? same_line?(loc, locations[i + 1]) && bare_holding?(label) : v
         end
       end
 
@@ -449,6 +451,55 @@ module NetHttpWasm
 
         m = method_of(label)
         m ? m.source_location.nil? : :unknown
+      end
+
+      @bare = {} # a bare name => whether a C frame of that name may hold objects
+      @features = nil
+
+      # A C frame whose label names no class (Ruby < 3.4 labels a method by
+      # its name alone: "times") holds nothing only if every C method of
+      # that name Ruby has is one of SAFE ("times": Integer#times and
+      # Process.times; "each" is also ENV.each, which keeps the pairs it
+      # yields in a local). C methods come with what is required: the
+      # verdicts are made again once a library has been loaded.
+      def self.bare_holding?(name)
+        if @features != $LOADED_FEATURES.size
+          @bare.clear
+          @features = $LOADED_FEATURES.size
+        end
+        @bare.fetch(name) { @bare[name] = !/\A[^\s#.<]+\z/.match?(name) || !(c_labels(name) - SAFE.keys).empty? }
+      end
+
+      # The labels of the C methods called name, as Ruby 3.4 words them
+      # (nil for one of an object it cannot name).
+      def self.c_labels(name)
+        labels = []
+        ObjectSpace.each_object(Module) do |m|
+          labels << c_label(m, name) if c_method?(m, name)
+          # (classes' own are not listed; a singleton class's own would be made here)
+          s = m.singleton_class if m.is_a?(Class) && !m.singleton_class?
+          labels << c_label(s, name) if s && c_method?(s, name)
+        end
+        labels
+      end
+
+      def self.c_method?(mod, name)
+        return false unless mod.method_defined?(name, false) || mod.private_method_defined?(name, false)
+
+        m = mod.instance_method(name)
+        m.owner.equal?(mod) && m.source_location.nil?
+      end
+
+      def self.c_label(mod, name)
+        return mod.name && "#{mod.name}##{name}" unless mod.singleton_class?
+
+        o = mod.attached_object
+        return "ENV.#{name}" if o.equal?(ENV)
+        return nil unless o.is_a?(Module) && o.name
+        # (a module function is the method of the module's instances too)
+        o.private_method_defined?(name, false) && c_method?(o, name) ? "#{o.name}##{name}" : "#{o.name}.#{name}"
+      rescue StandardError # (a module whose methods answer otherwise)
+        nil
       end
 
       # The method "Owner#name" or "Owner.name" names (not loading anything).

@@ -130,6 +130,28 @@ test("malloc's room ahead of need: threads starting in a burst grow the memory a
   }
 });
 
+test("malloc's room ahead of need: a block is given with one growth of the memory, small allocations come from it, larger ones from past it", async () => {
+  const { vm, dispose } = await createRubyVM();
+  try {
+    const { memory, cabi_realloc: realloc } = vm.instance.exports;
+    // (the growths a call made: the buffer is replaced at each)
+    const growths = [];
+    const watched = { memory, cabi_realloc: (...args) => { const b = memory.buffer, size = b.byteLength; const r = realloc(...args); if (memory.buffer !== b) growths.push(memory.buffer.byteLength - size); return r; } };
+    for (const b = memory.buffer; memory.buffer === b; ) realloc(0, 0, 8, 1 << 16); // malloc's free memory used up
+    const top = memory.buffer.byteLength;
+    const block = 8 << 20;
+    assert.equal(reserveBeside(watched, block), true);
+    assert.equal(growths.length, 1, `the memory grew ${growths.length} times: ${growths}`);
+    assert.ok(growths[0] >= block && growths[0] <= block + (3 << 16), `it grew by ${growths[0]} bytes`);
+    const small = realloc(0, 0, 8, 1 << 20);
+    assert.ok(small >= top - (1 << 18) && small + (1 << 20) <= top + block, `a MiB at ${small}, the block from ${top}`);
+    const large = realloc(0, 0, 8, 16 << 20);
+    assert.ok(large >= small + block, `16 MiB at ${large}, past the block's end (${small} + ${block})`);
+  } finally {
+    await dispose();
+  }
+});
+
 test("malloc's room ahead of need, where the memory cannot grow by a block: nothing is reserved, nothing raised, the VM goes on", async () => {
   const { vm, dispose } = await createRubyVM();
   try {

@@ -106,3 +106,15 @@ test('a VM that did not trap is left as it was: Ruby errors are Ruby errors', { 
   `);
   ok(r, ['other true', 'other true', '2 4']);
 });
+
+test('an exception that is not a StandardError, raised once evalAsync code has waited, rejects that call (nothing uncaught ends the process); the VM goes on', { timeout: 120000 }, async () => {
+  const r = await program(`
+    const { vm, dispose } = await createRubyVM();
+    for (const code of ['sleep 0.01; raise Exception, "after a sleep"', 'Thread.new { sleep 0.01 }.join; raise NoMemoryError, "after a join"', 'sleep 0.01; def f(n) = f(n + 1); f(0)', 'sleep 0.01; exit 3']) {
+      await vm.evalAsync(code).then((v) => console.log('resolved', String(v)), (e) => console.log(said(e).slice(0, 5), e.message.split('\\n')[0].replace(/^.*: /, '')));
+    }
+    console.log((await vm.evalAsync('sleep 0.01; 2 + 2')).toString());
+    await dispose();
+  `);
+  ok(r, ['other after a sleep (Exception)', 'other after a join (NoMemoryError)', 'other stack level too deep (SystemStackError)', 'other exit (SystemExit)', '4']);
+});

@@ -191,24 +191,46 @@ const COLLECTOR = `
 describe('the collector runs while threads live', { timeout: 600000 }, () => {
   for (const version of VERSIONS) {
     for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
-      test(`ruby.wasm ${version}, ${transport}: values held by C methods survive, a long-lived thread's garbage is collected`, async () => {
+      // (ruby.wasm 3.2's fibers fail here by themselves: a few dozen waits
+      // of several fibers at once, whatever their stack size, and the
+      // program's fiber raises SystemStackError (waiting transport) or
+      // the VM traps (blocking); docs/ruby-wasm.md)
+      const skip = version === '3.2' && 'ruby.wasm 3.2: fibers that wait many times at once fail (docs/ruby-wasm.md)';
+      test(`ruby.wasm ${version}, ${transport}: values held by C methods survive, a long-lived thread's garbage is collected`, { skip }, async () => {
         const vm = await workerVM({ ruby: version, blocking });
         try {
           const out = JSON.parse(await vm.run(COLLECTOR, !blocking));
-          if (version === '3.2' || version === '3.3') {
-            // (their backtraces do not name a frame's class: every C method
-            // counts, and collections wait for every thread in one, so a
-            // long-lived thread's garbage is not bounded there: docs/ruby-wasm.md)
-            const { map_of_values, maps_in_threads, on_again } = out;
-            assert.deepEqual({ map_of_values, maps_in_threads, on_again }, { map_of_values: true, maps_in_threads: true, on_again: [false, true] });
-          } else {
-            assert.deepEqual(out, { map_of_values: true, collected_meanwhile: true, maps_in_threads: true, long_lived_bounded: true, on_again: [false, true] });
-          }
+          assert.deepEqual(out, { map_of_values: true, collected_meanwhile: true, maps_in_threads: true, long_lived_bounded: true, on_again: [false, true] });
         } finally {
           await vm.close();
         }
       });
     }
+  }
+});
+
+// Ruby < 3.4 names a C frame's method but not its class ("times"): such a
+// frame is judged by every C method of that name Ruby has (the verdicts
+// above on 3.2 and 3.3 rest on it; here on any version, by name).
+test('a C frame known by its name alone: safe when every C method of that name is, and looked at again after a require', async () => {
+  const { vm, dispose } = await createRubyVM({ ruby: VERSIONS[0] });
+  try {
+    const out = JSON.parse(String(await vm.evalAsync(`
+      require 'json'
+      f = NetHttpWasm::Scheduler::Frames
+      names = %w[times catch loop yield resume synchronize each map select reverse_each]
+      before = names.to_h { |n| [n, f.bare_holding?(n)] }
+      # a C method of a library loaded later (StringIO's alone is so named):
+      # a name that no C method had is one that may hold objects
+      unloaded = !defined?(StringIO)
+      was = f.bare_holding?('closed_read?')
+      require 'stringio'
+      { before: before, odd: [f.bare_holding?('#<Class:0x1>#x'), f.bare_holding?('no_such_method_anywhere')], later: [unloaded, was, f.bare_holding?('closed_read?')] }.to_json`)));
+    assert.deepEqual(out.before, { times: false, catch: false, loop: false, yield: false, resume: false, synchronize: false, each: true, map: true, select: true, reverse_each: true });
+    assert.deepEqual(out.odd, [true, false]);
+    assert.deepEqual(out.later, [true, false, true]);
+  } finally {
+    await dispose();
   }
 });
 
