@@ -97,7 +97,7 @@ const MEMSET_FILL = [
 // instructions as canon() writes them
 const MMAP_SHA256 = ['744ee1583fb361f7f107861471f4e4e4fba02e10d479d3ca4484ac0bdc812b49'];
 const MMAP_FLAGS_MASK = 1327360; // the MAP_ flags it refuses, besides MAP_FIXED
-const FENCE = 1 << 16; // reserveBeside's fence: larger than any free block of a fresh VM
+const FENCE = 1 << 16; // reserveBeside's fence between its block and the top chunk
 
 // Reads mmap's instructions: call targets and errno's address (an i32.const
 // of 2^20 or more other than the flags mask, the same each time) are taken
@@ -340,7 +340,9 @@ export function reserveBeside(exports, bytes) {
   }
   realloc(p, whole, 8, n); // (shrunk where it is: its tail back to the top chunk)
   try {
-    const q = realloc(0, 0, 8, FENCE); // larger than any free block but the top: the tail
+    // (from the tail, unless a free block of its size comes first: then p
+    // joins the top chunk, and still serves small allocations)
+    const q = realloc(0, 0, 8, FENCE);
     realloc(q, FENCE, 8, 8); // 8 bytes kept between the block and the top
   } catch {
     // (p then joins the top chunk)
