@@ -125,13 +125,14 @@ export function installNetHttp(vm: RubyVMLike, options?: InstallOptions): Instal
 
 /**
  * Rewrites, in place, the memset and mmap of a ruby.wasm module's bytes
- * (ruby.wasm 2.10's builds, Ruby 3.2 to head): memset as memory.fill, and
- * mmap zeroing only memory that was in use before its malloc. Compile the
- * same bytes afterwards. Bytes of any other module are left as they are
- * (both false); anything but bytes is a TypeError. `{ mmap: false }`:
- * memset only.
+ * (ruby.wasm 2.10's builds, Ruby 3.2 to head), and malloc's growth step:
+ * memset as memory.fill, mmap zeroing only memory that was in use before
+ * its malloc, malloc growing the memory 4 MiB at a time. Compile the same
+ * bytes afterwards. Bytes of any other module are left as they are (all
+ * false); anything but bytes is a TypeError. `{ mmap: false }`: mmap left
+ * as it is; `{ growth: false }`: the growth step.
  */
-export function patchRubyWasm(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { mmap?: boolean }): { memset: boolean; mmap: boolean };
+export function patchRubyWasm(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: { mmap?: boolean; growth?: boolean }): { memset: boolean; mmap: boolean; growth: boolean };
 
 /** createRubyVM's options (Node.js); the others are installNetHttp's. */
 export interface CreateRubyVMOptions extends InstallOptions {
@@ -153,7 +154,7 @@ export interface CreateRubyVMOptions extends InstallOptions {
   incrementalMarking?: boolean;
   /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner, CPU-heavy Ruby slower */
   tierUp?: boolean;
-  /** true (default): the module's memset and mmap are patched before it is compiled (patchRubyWasm): memory fresh from memory.grow is not zeroed again, so a fresh VM does not write the ~256 MiB that Ruby 3.4+ maps at boot; false: the module as it is (a compiled module passed as ruby is used as it is) */
+  /** true (default): the module's memset and mmap are patched before it is compiled (patchRubyWasm): memory fresh from memory.grow is not zeroed again, so a fresh VM does not write the ~256 MiB that Ruby 3.4+ maps at boot, and malloc grows the memory 4 MiB at a time; false: the module as it is (a compiled module passed as ruby is used as it is) */
   lazyZeroing?: boolean;
 }
 

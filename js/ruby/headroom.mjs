@@ -1,5 +1,6 @@
 // Room for malloc ahead of need. malloc grows a wasm memory by what one
-// allocation lacks (a 64 KiB page or a few), and V8 may follow every
+// allocation lacks (a 64 KiB page or a few; 4 MiB at least in a module
+// that patchRubyWasm rewrote, module-patch.mjs), and V8 may follow every
 // growth with a full garbage collection: on Node 20 and 22, whose
 // incremental marking createRubyVM turns off, 5-10 ms each, after each of
 // the hundreds of small growths of a fresh VM's first bursts (Ruby's heap

@@ -8,12 +8,22 @@
 // and keeps it resident, though Ruby touches little of it.
 //
 // patchRubyWasm rewrites two function bodies of a ruby.wasm module's bytes,
-// in place (each keeps its size: no section moves, nothing is copied):
+// and one constant, in place (each keeps its size: no section moves,
+// nothing is copied):
 //   memset  musl's byte and word loop → memory.fill
 //   mmap    for MAP_ANONYMOUS, zeroes only the part of the mapping below the
 //           memory's size before its malloc: memory that this malloc grew is
 //           fresh from memory.grow, zero, and malloc writes its chunk
 //           headers outside the block it returns
+//   growth  dlmalloc's granularity, 64 KiB → 4 MiB: malloc grows the memory
+//           by at least 4 MiB at a time. V8 may follow every growth of a
+//           wasm memory with a full garbage collection (each new buffer
+//           counts as external memory the size of the whole memory; always
+//           so under --no-incremental-marking, which Node 20 and 22 need
+//           with ruby.wasm: 5-10 ms each), and a burst of allocations made
+//           without a turn of the host (a hundred threads started, Ruby's
+//           heap pages) grew it a page or two at a time, 37-55 collections
+//           for 15 MiB (Node 20, ~400 MiB memory)
 // Each is recognised by its exact code (known ruby.wasm 2.10 builds: Ruby
 // 3.2 to head, with and without the standard library, debug builds too);
 // anything else is left as it is. No dependency, no node: module: the same
@@ -23,19 +33,19 @@ import { leb, sleb, lebBytes, slebBytes, hex, sha256 } from './wasm-binary.mjs';
 
 /**
  * Patches ruby.wasm module bytes in place (a Uint8Array, Buffer or
- * ArrayBuffer: compile the same bytes afterwards); { mmap: false } rewrites
- * memset only. Returns
- * { memset, mmap }: whether each was found and rewritten. Bytes that are
- * not a known ruby.wasm build, or not a wasm module, are left untouched;
- * anything but bytes is a TypeError.
+ * ArrayBuffer: compile the same bytes afterwards); { mmap: false } leaves
+ * mmap as it is, { growth: false } malloc's growth step. Returns
+ * { memset, mmap, growth }: whether each was found and rewritten. Bytes
+ * that are not a known ruby.wasm build (its memset), or not a wasm module,
+ * are left untouched; anything but bytes is a TypeError.
  */
-export function patchRubyWasm(bytes, { mmap: withMmap = true } = {}) {
+export function patchRubyWasm(bytes, { mmap: withMmap = true, growth: withGrowth = true } = {}) {
   let buf;
   if (bytes instanceof Uint8Array) buf = bytes;
   else if (ArrayBuffer.isView(bytes)) buf = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   else if (bytes instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && bytes instanceof SharedArrayBuffer)) buf = new Uint8Array(bytes);
   else throw new TypeError(`patchRubyWasm: bytes must be a Uint8Array, an ArrayBuffer or a view of one, not ${bytes === null ? 'null' : typeof bytes}`);
-  const out = { memset: false, mmap: false };
+  const out = { memset: false, mmap: false, growth: false };
   let mod;
   try {
     mod = scan(buf);
@@ -43,7 +53,7 @@ export function patchRubyWasm(bytes, { mmap: withMmap = true } = {}) {
     return out;
   }
   if (!mod) return out;
-  const { candidates, types, funcType, nImports } = mod;
+  const { candidates, types, funcType, nImports, code, data } = mod;
   const typeOf = (f) => types[funcType[f - nImports]];
   // memset: (i32, i32, i32) → i32, one of musl's two known bodies
   const memsets = candidates.filter((b) => MEMSET_SIZES.includes(b.size) && sameType(typeOf(b.index), [I32, I32, I32], [I32]) && MEMSET_SHA256.includes(hex(sha256(buf.subarray(b.start, b.end)))));
@@ -62,14 +72,104 @@ export function patchRubyWasm(bytes, { mmap: withMmap = true } = {}) {
   if (withMmap && mmap && mmap.calls[2] === memsets[0].index) {
     const [malloc, pread] = mmap.calls;
     if (malloc >= nImports && pread >= nImports && sameType(typeOf(malloc), [I32], [I32]) && sameType(typeOf(pread), [I32, I32, I32, I64], [I32])) {
-      const code = mmapBody(malloc, pread, mmap.errno);
-      if (code.length <= mmap.body.size) {
-        fill(buf, mmap.body, code);
+      const body = mmapBody(malloc, pread, mmap.errno);
+      if (body.length <= mmap.body.size) {
+        fill(buf, mmap.body, body);
         out.mmap = true;
       }
     }
   }
+  if (withGrowth) out.growth = patchGranularity(buf, code, data);
   return out;
+}
+
+// dlmalloc's malloc_params, { magic, page_size, granularity,
+// mmap_threshold, trim_threshold, default_mflags }: the known builds are
+// snapshots taken after malloc's first call, so the values are in a data
+// segment (magic set, page_size and granularity 64 KiB, the thresholds
+// MAX_SIZE_T), and init_mparams (inlined twice in dlmalloc) never runs;
+// each of those ends with
+//   i32.const &mmap_threshold  i64.const -1  i64.store align=4
+//   i32.const &page_size  i64.const (65536 << 32 | 65536)  i64.store align=4
+// which gives the struct's address. Both places are rewritten (the
+// constant keeps its 8 bytes of LEB128: GRANULARITY < 8 MiB), or neither.
+const GRANULARITY = 4 << 20;
+const PAGE = 65536;
+const INIT_STOCK = [0x42, ...slebBytes64((BigInt(PAGE) << 32n) | BigInt(PAGE)), 0x37, 0x02, 0x00];
+const INIT_PATCHED = [0x42, ...slebBytes64((BigInt(GRANULARITY) << 32n) | BigInt(PAGE)), 0x37, 0x02, 0x00];
+const MAX_THRESHOLDS = [0x42, 0x7f, 0x37, 0x02, 0x00];
+
+function patchGranularity(buf, code, data) {
+  if (!code || INIT_PATCHED.length !== INIT_STOCK.length) return false;
+  const sites = [];
+  let params = null; // &malloc_params
+  for (let i = code.start; (i = find(buf, INIT_STOCK, i, code.end)) >= 0; i += INIT_STOCK.length) {
+    const pageSize = constBefore(buf, i);
+    const thresholds = pageSize && i - pageSize.len - 1 - MAX_THRESHOLDS.length;
+    if (!pageSize || !matchAt(buf, thresholds, MAX_THRESHOLDS)) return false;
+    const mmapThreshold = constBefore(buf, thresholds);
+    if (!mmapThreshold || mmapThreshold.value !== pageSize.value + 8) return false;
+    if (params !== null && params !== pageSize.value - 4) return false;
+    params = pageSize.value - 4;
+    sites.push(i);
+  }
+  if (params === null) return false;
+  // the struct's initial bytes, where a data segment holds them
+  let at = -1;
+  for (const seg of data) {
+    if (params < seg.offset || params + 20 > seg.offset + seg.size) continue;
+    at = seg.start + (params - seg.offset);
+    const word = (k) => (buf[at + k] | (buf[at + k + 1] << 8) | (buf[at + k + 2] << 16) | (buf[at + k + 3] << 24)) >>> 0;
+    if (word(0) === 0 || word(4) !== PAGE || word(8) !== PAGE || word(12) !== 0xffffffff || word(16) !== 0xffffffff) return false;
+  }
+  for (const i of sites) buf.set(INIT_PATCHED, i);
+  if (at >= 0) buf.set([GRANULARITY & 0xff, (GRANULARITY >>> 8) & 0xff, (GRANULARITY >>> 16) & 0xff, GRANULARITY >>> 24], at + 8);
+  return true;
+}
+
+// The i32.const (1 to 5 bytes of LEB128) that ends right before `end`:
+// { value, len } (len counts the LEB128 bytes), or null.
+function constBefore(buf, end) {
+  for (let k = 1; k <= 5; k++) {
+    if (buf[end - k - 1] !== 0x41) continue;
+    const r = { p: end - k };
+    const value = sleb(buf, r);
+    if (r.p === end) return { value, len: k };
+  }
+  return null;
+}
+
+// The first place of `pat` in buf[from, to), or -1 (Horspool: the code
+// section is tens of MiB).
+function find(buf, pat, from, to) {
+  // (searched by its first 8 bytes, which end in a byte rarer than 0)
+  const m = Math.min(pat.length, 8);
+  const shift = new Uint8Array(256).fill(m);
+  for (let j = 0; j < m - 1; j++) shift[pat[j]] = m - 1 - j;
+  const last = pat[m - 1];
+  for (let i = from; i + pat.length <= to; i += shift[buf[i + m - 1]]) {
+    if (buf[i + m - 1] === last && matchAt(buf, i, pat)) return i;
+  }
+  return -1;
+}
+
+function matchAt(buf, at, bytes) {
+  if (!(at >= 0)) return false;
+  for (let j = 0; j < bytes.length; j++) if (buf[at + j] !== bytes[j]) return false;
+  return true;
+}
+
+function slebBytes64(v) {
+  const o = [];
+  for (;;) {
+    const b = Number(v & 0x7fn);
+    v >>= 7n;
+    if ((v === 0n && !(b & 0x40)) || (v === -1n && b & 0x40)) {
+      o.push(b);
+      return o;
+    }
+    o.push(b | 0x80);
+  }
 }
 
 const I32 = 0x7f;
@@ -215,9 +315,10 @@ function fill(buf, b, code) {
   buf[b.end - 1] = 0x0b;
 }
 
-// The module's function types, each defined function's type, and the
-// places of the code bodies of the sizes looked at (memset's, and mmap's
-// 260 to 280 bytes); null if these bytes are not a wasm module.
+// The module's function types, each defined function's type, the code
+// section's place, its data segments, and the places of the code bodies of the sizes looked
+// at (memset's, and mmap's 260 to 280 bytes); null if these bytes are not
+// a wasm module.
 function scan(buf) {
   if (buf.length < 8 || buf[0] !== 0 || buf[1] !== 0x61 || buf[2] !== 0x73 || buf[3] !== 0x6d || buf[4] !== 1) return null;
   const r = { p: 8 };
@@ -226,6 +327,8 @@ function scan(buf) {
   let funcType = null;
   let nImports = 0;
   let candidates = null;
+  let code = null;
+  const data = []; // active segments at a constant offset: { offset, start, size }
   while (r.p < buf.length) {
     const id = buf[r.p++];
     const size = u();
@@ -280,6 +383,7 @@ function scan(buf) {
         funcType[i] = t;
       }
     } else if (id === 10) {
+      code = { start: r.p, end };
       candidates = [];
       const n = u();
       if (!funcType || n !== funcType.length) return null;
@@ -301,11 +405,28 @@ function scan(buf) {
         p += sz;
       }
       if (p !== end) return null;
+    } else if (id === 11) {
+      for (let n = u(), i = 0; i < n; i++) {
+        const flags = u();
+        let offset = null;
+        if (flags === 0 || flags === 2) {
+          if (flags === 2) u();
+          if (buf[r.p] === 0x41 && buf[r.p + 1] !== undefined) {
+            r.p++;
+            offset = sleb(buf, r) >>> 0;
+            if (buf[r.p++] !== 0x0b) offset = null;
+          }
+          if (offset === null) while (r.p < end && buf[r.p++] !== 0x0b); // another constant expression
+        } else if (flags !== 1) return null;
+        const size = u();
+        if (offset !== null) data.push({ offset, start: r.p, size });
+        r.p += size;
+      }
     }
     r.p = end;
   }
   if (!candidates) return null;
-  return { types, funcType, nImports, candidates };
+  return { types, funcType, nImports, candidates, code, data };
 }
 
 function sameType(t, params, results) {

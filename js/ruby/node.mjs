@@ -104,8 +104,10 @@ export { patchRubyWasm };
  *            before it is compiled (patchRubyWasm, module-patch.mjs): memory
  *            fresh from memory.grow is not zeroed again, so the boot does not
  *            write the ~256 MiB that Ruby 3.4+ maps for its shapes, nor a
- *            fiber pool's new stacks; false: the module as it is. (A compiled
- *            module passed as ruby is used as it is.)
+ *            fiber pool's new stacks; and malloc grows the memory 4 MiB at
+ *            a time, not 64 KiB (V8 may collect garbage after every growth);
+ *            false: the module as it is. (A compiled module passed as ruby
+ *            is used as it is.)
  * Returns { vm, handle, tmp, dispose() }. Once the VM's WebAssembly code
  * traps (it is then left half-way through a call), the VM is dead: the
  * pending vm.evalAsync calls reject, and every later call fails at once, with

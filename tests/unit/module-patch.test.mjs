@@ -1,6 +1,6 @@
 // patchRubyWasm (js/ruby/module-patch.mjs) on every installed ruby.wasm
-// build: memset and mmap found and rewritten in place, the module still
-// valid; anything else left as it was. (What the patched VMs do:
+// build: memset and mmap found and rewritten in place, and malloc's growth
+// step, the module still valid; anything else left as it was. (What the patched VMs do:
 // tests/rubywasm/boot.test.mjs.)
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -35,7 +35,7 @@ function changedRuns(a, b) {
   return runs;
 }
 
-test('every installed ruby.wasm build: memset and mmap rewritten in place, the module valid, twice does nothing', () => {
+test('every installed ruby.wasm build: memset, mmap and the growth step rewritten in place, the module valid, twice does nothing', () => {
   let seen = 0;
   for (const version of VERSIONS) {
     for (const file of BUILDS) {
@@ -44,11 +44,26 @@ test('every installed ruby.wasm build: memset and mmap rewritten in place, the m
       seen++;
       const stock = readFileSync(path);
       const bytes = Buffer.from(stock);
-      assert.deepEqual(patchRubyWasm(bytes), { memset: true, mmap: true }, `${version} ${file}`);
+      assert.deepEqual(patchRubyWasm(bytes), { memset: true, mmap: true, growth: true }, `${version} ${file}`);
       assert.equal(bytes.length, stock.length);
-      // two function bodies changed, nothing else: the runs of changed bytes lie
-      // within at most two spans of less than 420 bytes
-      const runs = changedRuns(stock, bytes);
+      // the growth step: malloc_params' granularity, 64 KiB → 4 MiB, in its
+      // data segment (one byte of the little-endian word) and in the two
+      // inlined init_mparams (the high word of an i64.const: two bytes of
+      // its LEB128 each)
+      const bodies = Buffer.from(stock);
+      assert.deepEqual(patchRubyWasm(bodies, { growth: false }), { memset: true, mmap: true, growth: false });
+      const growth = changedRuns(bodies, bytes);
+      assert.deepEqual(growth.map(([, n]) => n).sort(), [1, 2, 2], `${version} ${file}: ${JSON.stringify(growth)}`);
+      const data = growth.find(([, n]) => n === 1)[0];
+      assert.deepEqual([...stock.subarray(data - 10, data + 10)].slice(4, 20), [0, 0, 1, 0, 0, 0, 1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], `${version} ${file}: page_size, granularity, the thresholds`);
+      assert.deepEqual([...bytes.subarray(data - 2, data + 2)], [0, 0, 0x40, 0]);
+      for (const [at] of growth.filter(([, n]) => n === 2)) {
+        assert.deepEqual([...stock.subarray(at - 7, at + 4)], [0x42, 0x80, 0x80, 0x84, 0x80, 0x80, 0x80, 0xc0, 0x00, 0x37, 0x02]);
+        assert.deepEqual([...bytes.subarray(at - 7, at + 4)], [0x42, 0x80, 0x80, 0x84, 0x80, 0x80, 0x80, 0x80, 0x20, 0x37, 0x02]);
+      }
+      // besides, two function bodies changed, nothing else: the runs of changed
+      // bytes lie within at most two spans of less than 420 bytes
+      const runs = changedRuns(stock, bodies);
       const spans = [];
       for (const [at, n] of runs) {
         const last = spans[spans.length - 1];
@@ -59,11 +74,11 @@ test('every installed ruby.wasm build: memset and mmap rewritten in place, the m
       assert.ok(WebAssembly.validate(bytes), `${version} ${file} validates`);
       // a patched module is not a known build any more
       const again = Buffer.from(bytes);
-      assert.deepEqual(patchRubyWasm(again), { memset: false, mmap: false });
+      assert.deepEqual(patchRubyWasm(again), { memset: false, mmap: false, growth: false });
       assert.ok(again.equals(bytes));
       // memset only
       const only = Buffer.from(stock);
-      assert.deepEqual(patchRubyWasm(only, { mmap: false }), { memset: true, mmap: false });
+      assert.deepEqual(patchRubyWasm(only, { mmap: false, growth: false }), { memset: true, mmap: false, growth: false });
       assert.ok(WebAssembly.validate(only));
       assert.equal(changedRuns(stock, only).length > 0, true);
     }
@@ -74,11 +89,11 @@ test('every installed ruby.wasm build: memset and mmap rewritten in place, the m
 test('an ArrayBuffer or a view of a larger buffer is patched where it lies', () => {
   const stock = readFileSync(pkgFile('4.0', 'ruby.wasm'));
   const ab = new Uint8Array(stock).buffer;
-  assert.deepEqual(patchRubyWasm(ab), { memset: true, mmap: true });
+  assert.deepEqual(patchRubyWasm(ab), { memset: true, mmap: true, growth: true });
   const padded = new Uint8Array(stock.length + 16);
   padded.set(stock, 8);
   const view = new DataView(padded.buffer, 8, stock.length);
-  assert.deepEqual(patchRubyWasm(view), { memset: true, mmap: true });
+  assert.deepEqual(patchRubyWasm(view), { memset: true, mmap: true, growth: true });
   assert.deepEqual(new Uint8Array(padded.buffer, 8, stock.length), new Uint8Array(ab));
   assert.deepEqual([...padded.subarray(0, 8), ...padded.subarray(8 + stock.length)], new Array(16).fill(0));
 });
@@ -93,7 +108,7 @@ test('bytes that are not a known ruby.wasm build are left as they are', () => {
   };
   for (const [what, bytes] of Object.entries(cases)) {
     const copy = Buffer.from(bytes);
-    assert.deepEqual(patchRubyWasm(copy), { memset: false, mmap: false }, what);
+    assert.deepEqual(patchRubyWasm(copy), { memset: false, mmap: false, growth: false }, what);
     assert.ok(copy.equals(Buffer.from(bytes)), what);
   }
   for (const bad of ['ruby.wasm', null, 42, [0, 0x61, 0x73, 0x6d]]) {
@@ -103,12 +118,12 @@ test('bytes that are not a known ruby.wasm build are left as they are', () => {
   // stands on the memset it calls)
   const stock = readFileSync(pkgFile('4.0', 'ruby.wasm'));
   const memsetOnly = Buffer.from(stock);
-  patchRubyWasm(memsetOnly, { mmap: false });
+  patchRubyWasm(memsetOnly, { mmap: false, growth: false });
   const at = changedRuns(stock, memsetOnly)[0][0] + 20;
   const bent = Buffer.from(stock);
   bent[at] ^= 1;
   const before = Buffer.from(bent);
-  assert.deepEqual(patchRubyWasm(bent), { memset: false, mmap: false });
+  assert.deepEqual(patchRubyWasm(bent), { memset: false, mmap: false, growth: false });
   assert.ok(bent.equals(before));
 });
 
