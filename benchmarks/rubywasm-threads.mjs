@@ -8,8 +8,10 @@
 // resident set.
 //
 //   node benchmarks/rubywasm-threads.mjs [-n 100] [--delay 50] [--rounds 5]
-//     [--passes 5] [--ruby 4.0|3.4] [--blocking] [--no-mri] [--env K=V]...
+//     [--passes 5] [--ruby 4.0|3.4] [--blocking] [--baseline] [--no-mri] [--env K=V]...
 //
+// --baseline makes the VMs with createRubyVM's tierUp: false (V8 runs
+// ruby.wasm in its baseline code only: --liftoff-only, for this process).
 // --env sets a variable of the VM's environment (RUBY_FIBER_VM_STACK_SIZE,
 // RUBY_FIBER_MACHINE_STACK_SIZE: Ruby reads them at boot). Prints one line
 // per pass and the medians; --json prints them as JSON too.
@@ -24,6 +26,7 @@ const HELP = `usage: node benchmarks/rubywasm-threads.mjs [options]
   --passes P     passes, each a fresh VM and a fresh MRI process (default 5)
   --ruby V       ruby.wasm version: 4.0 (default) or 3.4
   --blocking     the blocking transport (vm.eval) instead of the waiting one
+  --baseline     createRubyVM's tierUp: false (V8's baseline code only)
   --no-mri       skip native MRI
   --env K=V      a variable of the VM's environment (repeatable)
   --json         print the results as JSON too`;
@@ -38,6 +41,7 @@ try {
       passes: { type: 'string', default: '5' },
       ruby: { type: 'string', default: '4.0' },
       blocking: { type: 'boolean', default: false },
+      baseline: { type: 'boolean', default: false },
       'no-mri': { type: 'boolean', default: false },
       env: { type: 'string', multiple: true, default: [] },
       json: { type: 'boolean', default: false },
@@ -59,7 +63,7 @@ const n = Number(opt.n);
 const delay = Number(opt.delay);
 const rounds = Number(opt.rounds);
 const passes = Number(opt.passes);
-const { ruby, blocking } = opt;
+const { ruby, blocking, baseline } = opt;
 const mri = !opt['no-mri'];
 const env = {};
 for (const kv of opt.env) {
@@ -91,7 +95,7 @@ const f1 = (x) => x.toFixed(1);
 const mib = (b) => b / 1048576;
 
 async function wasmPass(base) {
-  const { vm, dispose } = await createRubyVM({ ruby, tmp: false, blocking, env });
+  const { vm, dispose } = await createRubyVM({ ruby, tmp: false, blocking, env, ...(baseline ? { tierUp: false } : {}) });
   const memory = vm.instance.exports.memory;
   const run = async (code) => String(blocking ? vm.eval(code) : await vm.evalAsync(code));
   try {
@@ -127,7 +131,7 @@ print({ rounds: out }.to_json)`;
 const child = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
 const port = await new Promise((resolve) => child.stdout.once('data', (d) => resolve(Number(String(d).trim()))));
 const base = `http://127.0.0.1:${port}`;
-const label = `ruby.wasm ${ruby}${blocking ? ' blocking' : ''}${Object.keys(env).length ? ` ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`;
+const label = `ruby.wasm ${ruby}${blocking ? ' blocking' : ''}${baseline ? ' tierUp: false' : ''}${Object.keys(env).length ? ` ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}` : ''}`;
 const results = { n, delay, rounds, passes, wasm: [], mri: [] };
 try {
   for (let p = 0; p < passes; p++) {

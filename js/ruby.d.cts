@@ -154,6 +154,8 @@ export interface CreateRubyVMOptions extends InstallOptions {
   incrementalMarking?: boolean;
   /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner, CPU-heavy Ruby slower */
   tierUp?: boolean;
+  /** how many functions V8 optimizes at once in background threads (--wasm-num-compilation-tasks, process-wide), or null: V8's own number. Default: one fewer than the CPUs where there are 4 or fewer (so that Ruby's thread keeps a CPU while V8 optimizes ruby.wasm), else null */
+  tierUpTasks?: number | null;
   /** true (default): the module's memset and mmap are patched before it is compiled (patchRubyWasm): memory fresh from memory.grow is not zeroed again, so a fresh VM does not write the ~256 MiB that Ruby 3.4+ maps at boot, and malloc grows the memory 4 MiB at a time; false: the module as it is (a compiled module passed as ruby is used as it is) */
   lazyZeroing?: boolean;
 }

@@ -6,7 +6,7 @@
 //   installNetHttp(vm, { blocking: true });
 //   vm.eval(`require 'net/http'; puts Net::HTTP.get(URI('http://127.0.0.1:8080/'))`);
 import { mkdtempSync, mkdirSync, rmSync, existsSync, statSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { tmpdir, availableParallelism } from 'node:os';
 import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -46,13 +46,16 @@ const host = {
  *   fetch      the fetch function to use (transport 'fetch')
  *   reserve    bytes of the VM's memory given to malloc at once, before
  *              Net::HTTP loads (default 32 MiB; 0: none): see createRubyVM
+ *   tierUpTasks  V8's optimizing compiles at once: see createRubyVM
  * Returns a handle: { bridge, uninstall() } (uninstall closes open sockets
  * and stops the I/O thread). From then on a trap of the VM's WebAssembly code
  * kills the VM, as createRubyVM's: the pending vm.evalAsync calls reject and
  * every later call fails at once with ERR_RUBY_VM_DEAD (vm-guard.mjs).
  */
 export function installNetHttp(vm, options = {}) {
-  return install(vm, options, host);
+  const { tierUpTasks = TIER_UP_TASKS, ...rest } = options;
+  setTierUpTasks(tierUpTasks, 'installNetHttp');
+  return install(vm, rest, host);
 }
 
 export { patchRubyWasm };
@@ -100,6 +103,15 @@ export { patchRubyWasm };
  *            machine a fresh VM boots and reaches its steady request rate
  *            much sooner (benchmarks/rubywasm-boot.mjs), CPU-heavy Ruby
  *            code runs slower.
+ *   tierUpTasks  how many functions V8 optimizes at once in its background
+ *            threads (--wasm-num-compilation-tasks, for the whole process:
+ *            every WebAssembly module's optimizing compiles, none of its
+ *            code), or null: V8's setting left alone. Default: one fewer than the
+ *            CPUs where there are 4 or fewer (Node's V8 runs 4 background
+ *            threads: more would leave Ruby's thread without a CPU of its
+ *            own while V8 optimizes ruby.wasm, most of a fresh VM's first
+ *            seconds), else null. Unchanged where the process was started
+ *            with --wasm-num-compilation-tasks; Node only.
  *   lazyZeroing  true (default): the module's memset and mmap are patched
  *            before it is compiled (patchRubyWasm, module-patch.mjs): memory
  *            fresh from memory.grow is not zeroed again, so the boot does not
@@ -114,11 +126,12 @@ export { patchRubyWasm };
  * an Error of code 'ERR_RUBY_VM_DEAD' (js/ruby/vm-guard.mjs).
  */
 export async function createRubyVM(options = {}) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, lazyZeroing = true, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, tierUpTasks = TIER_UP_TASKS, lazyZeroing = true, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
   if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
+  setTierUpTasks(tierUpTasks, 'createRubyVM');
   if (!tierUp && !process.versions.bun && !process.versions.deno) (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
@@ -190,7 +203,7 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   prepare(vm, { loadPath, rubygems });
   // (which guards the VM: a trap kills it, and what waits on it rejects
   // rather than hangs)
-  const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0 });
+  const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0, tierUpTasks: null });
   return {
     vm,
     handle,
@@ -220,6 +233,19 @@ const BOOT = 320 << 20;
 // (its allocations other than mmaps: ~3 MiB)
 const BOOT_BESIDE = 8 << 20;
 const MAX_RESERVE = 1 << 30;
+
+// createRubyVM's tierUpTasks by default: V8's optimizing compiles and
+// Ruby's thread, on a machine of 4 CPUs or fewer, no more than its CPUs
+const CPUS = availableParallelism();
+const TIER_UP_TASKS = CPUS <= 4 ? Math.max(1, CPUS - 1) : null;
+
+// Sets V8's --wasm-num-compilation-tasks (tierUpTasks), unless null or
+// given on the command line; Node only.
+function setTierUpTasks(n, who) {
+  if (!(n === null || (Number.isInteger(n) && n >= 1 && n <= 128))) throw new TypeError(`${who}: tierUpTasks must be null or an integer from 1 to 128, not ${String(n)}`);
+  if (n === null || process.versions.bun || process.versions.deno || process.execArgv.some((a) => /^--wasm[-_]num[-_]compilation[-_]tasks(=|$)/.test(a))) return;
+  createRequire(import.meta.url)('node:v8').setFlagsFromString(`--wasm-num-compilation-tasks=${n}`);
+}
 
 // Node 20 (V8 11.3) or 22 (V8 12.4); not Bun or Deno (which report a Node
 // version too).

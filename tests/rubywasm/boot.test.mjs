@@ -4,6 +4,8 @@
 // reserve, and createRubyVM's tierUp: false (last: it sets a V8 flag for
 // the whole process).
 import test from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import assert from 'node:assert/strict';
 import { createRubyVM, installNetHttp } from '../../js/ruby/node.mjs';
 import { bootVM } from '../support/rubywasm.mjs';
@@ -222,7 +224,6 @@ test('lazyZeroing (default): every installed ruby.wasm version boots from its pa
 });
 
 test('lazyZeroing: a fresh VM keeps far less memory resident than with the stock module, and more fibers do not write their stacks twice', async () => {
-  const { spawnSync } = await import('node:child_process');
   // each in a fresh process: the resident set after createRubyVM, and after
   // 600 more fibers (the fiber pool grows by mmaps of 14 to 112 MiB)
   const measure = (lazyZeroing) => {
@@ -274,6 +275,52 @@ test('lazyZeroing (default): malloc grows the memory 4 MiB at a time, where the 
   assert.ok(patched.length >= 2 && patched.every((n) => n >= 4 * MiB), `growths (MiB): ${patched.map((n) => n / MiB).join(' ')}`);
   const stock = await growths(false);
   assert.ok(stock.length > 2 * patched.length && stock.some((n) => n < 4 * MiB), `stock module's growths (MiB): ${stock.map((n) => n / MiB).join(' ')}`);
+});
+
+test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU (4 CPUs or fewer), as given, or as V8 would; the command line\'s choice kept; a bad value is an error', async () => {
+  for (const bad of [0, 1.5, '2', 129]) {
+    await assert.rejects(createRubyVM({ tierUpTasks: bad }), { message: `createRubyVM: tierUpTasks must be null or an integer from 1 to 128, not ${bad}` });
+    assert.throws(() => installNetHttp({}, { tierUpTasks: bad }), { message: `installNetHttp: tierUpTasks must be null or an integer from 1 to 128, not ${bad}` });
+  }
+  // each in a fresh process: the V8 flags createRubyVM (or installNetHttp on
+  // a VM made by hand) sets, and some Ruby run
+  const entry = JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href);
+  const flagsSet = (options, { nodeArgs = [], byHand = false } = {}) => {
+    const make = byHand
+      ? `const { readFileSync } = await import('node:fs');
+         const { WASI } = await import('node:wasi');
+         const { RubyVM } = await import(${JSON.stringify(new URL('../../node_modules/@ruby/wasm-wasi/dist/esm/index.js', import.meta.url).href)});
+         const module = await WebAssembly.compile(readFileSync(${JSON.stringify(new URL('../../node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm', import.meta.url).pathname)}));
+         const { vm } = await RubyVM.instantiateModule({ module, wasip1: new WASI({ version: 'preview1', returnOnExit: true }) });
+         const handle = nhw.installNetHttp(vm, ${JSON.stringify(options)});
+         const dispose = () => handle.uninstall();`
+      : `const { vm, dispose } = await nhw.createRubyVM(${JSON.stringify(options)});`;
+    const code = `
+      import { createRequire, syncBuiltinESMExports } from 'node:module';
+      const v8 = createRequire(import.meta.url)('node:v8');
+      const set = [];
+      const setFlags = v8.setFlagsFromString;
+      v8.setFlagsFromString = (f) => { set.push(f); setFlags(f); };
+      syncBuiltinESMExports();
+      const nhw = await import(${entry});
+      ${make}
+      const v = vm.eval("require 'net/http'; [1, 2].sum").toString();
+      await dispose();
+      console.log(JSON.stringify({ v, set: set.filter((f) => f.includes('compilation')) }));`;
+    const r = spawnSync(process.execPath, [...nodeArgs, '--no-warnings', '--no-incremental-marking', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000 });
+    assert.equal(r.status, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.v, '3');
+    return out.set;
+  };
+  const cpus = availableParallelism();
+  const byDefault = cpus <= 4 ? [`--wasm-num-compilation-tasks=${Math.max(1, cpus - 1)}`] : [];
+  assert.deepEqual(flagsSet({ tmp: false }), byDefault, `createRubyVM's default, ${cpus} CPUs`);
+  assert.deepEqual(flagsSet({}, { byHand: true }), byDefault, `installNetHttp's default, ${cpus} CPUs`);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }), ['--wasm-num-compilation-tasks=3']);
+  assert.deepEqual(flagsSet({ tierUpTasks: 2 }, { byHand: true }), ['--wasm-num-compilation-tasks=2']);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: null }), []);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }, { nodeArgs: ['--wasm-num-compilation-tasks=2'] }), []);
 });
 
 test('tierUp: false: a VM of baseline code only makes requests as any other; a bad value is an error', async () => {
