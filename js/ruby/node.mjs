@@ -46,16 +46,13 @@ const host = {
  *   fetch      the fetch function to use (transport 'fetch')
  *   reserve    bytes of the VM's memory given to malloc at once, before
  *              Net::HTTP loads (default 32 MiB; 0: none): see createRubyVM
- *   tierUpTasks  V8's optimizing compiles at once: see createRubyVM
  * Returns a handle: { bridge, uninstall() } (uninstall closes open sockets
  * and stops the I/O thread). From then on a trap of the VM's WebAssembly code
  * kills the VM, as createRubyVM's: the pending vm.evalAsync calls reject and
  * every later call fails at once with ERR_RUBY_VM_DEAD (vm-guard.mjs).
  */
 export function installNetHttp(vm, options = {}) {
-  const { tierUpTasks = TIER_UP_TASKS, ...rest } = options;
-  setTierUpTasks(tierUpTasks, 'installNetHttp');
-  return install(vm, rest, host);
+  return install(vm, options, host);
 }
 
 export { patchRubyWasm };
@@ -131,7 +128,7 @@ export async function createRubyVM(options = {}) {
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
   if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
-  setTierUpTasks(tierUpTasks, 'createRubyVM');
+  await setTierUpTasks(tierUpTasks);
   if (!tierUp && !process.versions.bun && !process.versions.deno) (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
@@ -203,7 +200,7 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
   prepare(vm, { loadPath, rubygems });
   // (which guards the VM: a trap kills it, and what waits on it rejects
   // rather than hangs)
-  const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0, tierUpTasks: null });
+  const handle = installNetHttp(vm, { ...netHttp, reserve: lazy ? reserve : 0 });
   return {
     vm,
     handle,
@@ -241,10 +238,10 @@ const TIER_UP_TASKS = CPUS <= 4 ? Math.max(1, CPUS - 1) : null;
 
 // Sets V8's --wasm-num-compilation-tasks (tierUpTasks), unless null or
 // given on the command line; Node only.
-function setTierUpTasks(n, who) {
-  if (!(n === null || (Number.isInteger(n) && n >= 1 && n <= 128))) throw new TypeError(`${who}: tierUpTasks must be null or an integer from 1 to 128, not ${String(n)}`);
+async function setTierUpTasks(n) {
+  if (!(n === null || (Number.isInteger(n) && n >= 1 && n <= 128))) throw new TypeError(`createRubyVM: tierUpTasks must be null or an integer from 1 to 128, not ${String(n)}`);
   if (n === null || process.versions.bun || process.versions.deno || process.execArgv.some((a) => /^--wasm[-_]num[-_]compilation[-_]tasks(=|$)/.test(a))) return;
-  createRequire(import.meta.url)('node:v8').setFlagsFromString(`--wasm-num-compilation-tasks=${n}`);
+  (await import('node:v8')).setFlagsFromString(`--wasm-num-compilation-tasks=${n}`);
 }
 
 // Node 20 (V8 11.3) or 22 (V8 12.4); not Bun or Deno (which report a Node

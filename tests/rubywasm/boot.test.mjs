@@ -280,21 +280,9 @@ test('lazyZeroing (default): malloc grows the memory 4 MiB at a time, where the 
 test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU (4 CPUs or fewer), as given, or as V8 would; the command line\'s choice kept; a bad value is an error', async () => {
   for (const bad of [0, 1.5, '2', 129]) {
     await assert.rejects(createRubyVM({ tierUpTasks: bad }), { message: `createRubyVM: tierUpTasks must be null or an integer from 1 to 128, not ${bad}` });
-    assert.throws(() => installNetHttp({}, { tierUpTasks: bad }), { message: `installNetHttp: tierUpTasks must be null or an integer from 1 to 128, not ${bad}` });
   }
-  // each in a fresh process: the V8 flags createRubyVM (or installNetHttp on
-  // a VM made by hand) sets, and some Ruby run
-  const entry = JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href);
-  const flagsSet = (options, { nodeArgs = [], byHand = false } = {}) => {
-    const make = byHand
-      ? `const { readFileSync } = await import('node:fs');
-         const { WASI } = await import('node:wasi');
-         const { RubyVM } = await import(${JSON.stringify(new URL('../../node_modules/@ruby/wasm-wasi/dist/esm/index.js', import.meta.url).href)});
-         const module = await WebAssembly.compile(readFileSync(${JSON.stringify(new URL('../../node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm', import.meta.url).pathname)}));
-         const { vm } = await RubyVM.instantiateModule({ module, wasip1: new WASI({ version: 'preview1', returnOnExit: true }) });
-         const handle = nhw.installNetHttp(vm, ${JSON.stringify(options)});
-         const dispose = () => handle.uninstall();`
-      : `const { vm, dispose } = await nhw.createRubyVM(${JSON.stringify(options)});`;
+  // each in a fresh process: the V8 flags createRubyVM sets, and some Ruby run
+  const flagsSet = (options, nodeArgs = []) => {
     const code = `
       import { createRequire, syncBuiltinESMExports } from 'node:module';
       const v8 = createRequire(import.meta.url)('node:v8');
@@ -302,12 +290,12 @@ test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU 
       const setFlags = v8.setFlagsFromString;
       v8.setFlagsFromString = (f) => { set.push(f); setFlags(f); };
       syncBuiltinESMExports();
-      const nhw = await import(${entry});
-      ${make}
+      const { createRubyVM } = await import(${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)});
+      const { vm, dispose } = await createRubyVM(${JSON.stringify(options)});
       const v = vm.eval("require 'net/http'; [1, 2].sum").toString();
       await dispose();
       console.log(JSON.stringify({ v, set: set.filter((f) => f.includes('compilation')) }));`;
-    const r = spawnSync(process.execPath, [...nodeArgs, '--no-warnings', '--no-incremental-marking', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000 });
+    const r = spawnSync(process.execPath, [...nodeArgs, '--no-warnings', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000 });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
     assert.equal(out.v, '3');
@@ -315,12 +303,10 @@ test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU 
   };
   const cpus = availableParallelism();
   const byDefault = cpus <= 4 ? [`--wasm-num-compilation-tasks=${Math.max(1, cpus - 1)}`] : [];
-  assert.deepEqual(flagsSet({ tmp: false }), byDefault, `createRubyVM's default, ${cpus} CPUs`);
-  assert.deepEqual(flagsSet({}, { byHand: true }), byDefault, `installNetHttp's default, ${cpus} CPUs`);
+  assert.deepEqual(flagsSet({ tmp: false }), byDefault, `default, ${cpus} CPUs`);
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }), ['--wasm-num-compilation-tasks=3']);
-  assert.deepEqual(flagsSet({ tierUpTasks: 2 }, { byHand: true }), ['--wasm-num-compilation-tasks=2']);
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: null }), []);
-  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }, { nodeArgs: ['--wasm-num-compilation-tasks=2'] }), []);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }, ['--wasm-num-compilation-tasks=2']), []);
 });
 
 test('tierUp: false: a VM of baseline code only makes requests as any other; a bad value is an error', async () => {
