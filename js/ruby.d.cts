@@ -152,7 +152,7 @@ export interface CreateRubyVMOptions extends InstallOptions {
   reserve?: number;
   /** false: turn V8's incremental marking off for the whole process (default false on Node 20 and 22, which need it with ruby.wasm; true elsewhere) */
   incrementalMarking?: boolean;
-  /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner, CPU-heavy Ruby slower */
+  /** true (default): V8 optimizes ruby.wasm's hot functions; false: baseline code only (--liftoff-only, process-wide): a fresh VM is fast sooner; once warm, interpreted Ruby no slower, C-heavy Ruby (Hash, String, Regexp work) 1.2-1.8x slower */
   tierUp?: boolean;
   /** how many functions V8 optimizes at once in background threads (--wasm-num-compilation-tasks, process-wide), or null: V8's own number. Default: one fewer than the CPUs where there are 4 or fewer (so that Ruby's thread keeps a CPU while V8 optimizes ruby.wasm), else null */
   tierUpTasks?: number | null;

@@ -98,8 +98,10 @@ export { patchRubyWasm };
  *            baseline code only (--liftoff-only for the whole process, set
  *            before createRubyVM compiles the module; Node only): on a busy
  *            machine a fresh VM boots and reaches its steady request rate
- *            much sooner (benchmarks/rubywasm-boot.mjs), CPU-heavy Ruby
- *            code runs slower.
+ *            much sooner (benchmarks/rubywasm-boot.mjs); once warm, Ruby
+ *            that runs in the interpreter's loop is no slower, Ruby whose
+ *            time goes to C (Hash, String, Regexp work) 1.2-1.8x slower; every
+ *            other WebAssembly module of the process runs baseline code too.
  *   tierUpTasks  how many functions V8 optimizes at once in its background
  *            threads (--wasm-num-compilation-tasks, for the whole process:
  *            every WebAssembly module's optimizing compiles, none of its
