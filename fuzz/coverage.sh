@@ -18,7 +18,7 @@ out=build/coverage
 rm -rf "$out"
 mkdir -p "$out"
 lib=()
-lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
+lib+=(src/*.c wasm/*.c)  # (the codec, and its wasm ABI built natively)
 objs=()
 for h in fuzz/fuzz_*.c; do
   name=$(basename "$h" .c); name=${name#fuzz_}

@@ -15,7 +15,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 lib=()
-lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
+lib+=(src/*.c wasm/*.c)  # (the codec, and its wasm ABI built natively)
 mkdir -p build/fuzz
 status=0
 for h in fuzz/fuzz_*.c; do

@@ -1,5 +1,5 @@
 // Net::HTTPGenericRequest and URI(): the JS Request keeps the log of the
-// calls made on it (the request record, src/request_record.c) and replays it
+// calls made on it (the request record, wasm/request_record.c) and replays it
 // in the module for each result.
 import { NetHttpError } from './errors.mjs';
 import { OutReader, codecOf, decodeUtf8, profileId } from './core.mjs';

@@ -259,6 +259,13 @@ int nh_headers_join(const nh_headers *h, long field, nh_buf *out);
 /* Appends "Name: v1, v2\r\n" for every field (each_capitalized). */
 int nh_headers_write(const nh_headers *h, nh_buf *out);
 
+/* Net::HTTPGenericRequest#write_header (request.c): the request line, h's
+ * fields as each_capitalized gives them, the empty line; out replaced, room
+ * kept for `more` bytes after it. The one writer of a request's head: the JS
+ * API's requests and the ruby.wasm bridge's (wasm/abi_bridge.c) alike. */
+int nh_write_header(nh_str method, nh_str path, nh_str version, const nh_headers *h, size_t more,
+                    nh_buf *out, nh_error *err);
+
 /* ---- Typed readers (header_fields.c): Net::HTTPHeader#range & co ---- */
 
 /* Kinds: NH_HQ_* (schema.h). */
@@ -268,10 +275,10 @@ int nh_headers_write(const nh_headers *h, nh_buf *out);
 int nh_header_query(const nh_headers *h, int kind, const uint8_t *arg, size_t alen, nh_buf *out,
                     nh_error *err);
 
-/* ---- Records (wasm/abi.c, request_record.c) ---- */
+/* ---- Records (wasm/abi.c, wasm/request_record.c) ---- */
 
 /* A bounds-checked reader over the little-endian input records that the
- * JS layer writes (layouts in wasm/abi.c and request_record.c). */
+ * JS layer writes (layouts in wasm/abi.c and wasm/request_record.c). */
 typedef struct nh_reader {
     const uint8_t *p, *end;
     int bad;
@@ -354,12 +361,12 @@ static inline int nh_hex_val(uint8_t c)
  * it is the first (index 0). */
 int nh_form_put_pair(nh_buf *out, size_t index, const nh_form_pair *fp);
 /* Appends URI.encode_www_form of the form pairs the JS layer encodes
- * (request_record.c), pair by pair; elems: scratch for Array elements. */
+ * (wasm/request_record.c), pair by pair; elems: scratch for Array elements. */
 int nh_form_record_write(nh_reader *r, nh_buf *elems, nh_buf *out);
 /* set_form_data with the query already encode_www_form'ed. */
 int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, nh_str sep,
                               nh_buf *out, nh_error *err);
-/* Replays a request record (request_record.c) on q and performs its final
+/* Replays a request record (wasm/request_record.c) on q and performs its final
  * operation. */
 int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const uint8_t *in,
                       size_t len, nh_buf *out, nh_error *err);
@@ -400,6 +407,7 @@ typedef struct nh_ctx {
     nh_buf tmp2;
     nh_request *req;  /* the request replayed by nh_wasm_request, reused */
     nh_resp *oneshot; /* the one-shot response parser, reused */
+    nh_headers fields; /* the fields of the bridge's request record, reused */
 } nh_ctx;
 
 /* A function the module exports (the wasm ABI). */

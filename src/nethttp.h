@@ -109,11 +109,6 @@ int nh_request_get(nh_request *q, nh_str key, nh_buf *out);
 int nh_request_decode_content(const nh_request *q);
 nh_str nh_request_path(const nh_request *q);
 
-/* Net::HTTPGenericRequest#write_header for a header Hash held by Ruby (the
- * ruby.wasm bridge's request record, schema/bridge.mjs; flat: every field
- * has one value): the request line and fields, in `out`. */
-int nh_write_header(const uint8_t *rec, size_t len, int flat, nh_buf *out, nh_error *err);
-
 /* ---- Responses (response.c): Net::HTTPResponse.read_new + reading_body ---- */
 
 #define NH_UNLIMITED UINT64_MAX

@@ -1,7 +1,7 @@
 /* Net::HTTPGenericRequest: building a request as Ruby user code does and
  * writing what #exec(sock, ver, path) puts on the wire.  One function per
  * method of the Ruby object (nethttp.h); the wasm ABI's record of the calls
- * made on a request is replayed through them (request_record.c). */
+ * made on a request is replayed through them (wasm/request_record.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -347,9 +347,6 @@ int nh_request_set_form_query(nh_request *q, const uint8_t *query, size_t qlen, 
     return set_lower(q, "content-type", (const uint8_t *)ct, sizeof ct - 1);
 }
 
-static int write_head(nh_request *q, const uint8_t *ver, size_t vlen, int with_body, nh_buf *out,
-                      nh_error *err);
-
 /* supply_default_content_type (net-http 0.6.0; 0.9.1 adds none):
  *   return if content_type()
  *   set_content_type 'application/x-www-form-urlencoded' */
@@ -370,13 +367,12 @@ int nh_request_write_stream_head(nh_request *q, nh_str version, nh_buf *out, nh_
 {
     if (default_content_type(q))
         return NH_NOMEM;
-    return write_head(q, version.ptr ? version.ptr : (const uint8_t *)"", version.len, 0, out, err);
+    nh_str method = {q->method, q->method_len}, path = {q->path.data, q->path.len};
+    return nh_write_header(method, path, version, &q->h, 0, out, err);
 }
 
 int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
 {
-    const uint8_t *ver = version.ptr ? version.ptr : (const uint8_t *)"";
-    size_t vlen = version.len;
     if (q->has_body) {
         nh_buf num = {0};
         int rc = nh_put_uint(&num, q->body.len);
@@ -389,7 +385,12 @@ int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
         if (default_content_type(q))
             return NH_NOMEM;
     }
-    return write_head(q, ver, vlen, q->has_body, out, err);
+    nh_str method = {q->method, q->method_len}, path = {q->path.data, q->path.len};
+    int rc = nh_write_header(method, path, version, &q->h, q->has_body ? q->body.len : 0, out, err);
+    if (rc)
+        return rc;
+    /* (send_request_with_body: write_header sock, ver, path; sock.write body) */
+    return q->has_body && nh_buf_append(out, q->body.data, q->body.len) ? NH_NOMEM : NH_OK;
 }
 
 /* def write_header(sock, ver, path)
@@ -399,31 +400,25 @@ int nh_request_write(nh_request *q, nh_str version, nh_buf *out, nh_error *err)
  *   end
  *   buf = +''
  *   buf << reqline << "\r\n"
- * (out replaced; room reserved for `more` bytes after it) */
-static int request_line(nh_buf *out, nh_error *err, const uint8_t *m, size_t ml, const uint8_t *path,
-                        size_t pl, const uint8_t *ver, size_t vl, size_t more)
+ *   each_capitalized do |k,v|
+ *     buf << "#{k}: #{v}\r\n"
+ *   end
+ *   buf << "\r\n"
+ *   sock.write buf
+ * (out replaced; room reserved for `more` bytes after the head) */
+int nh_write_header(nh_str method, nh_str path, nh_str version, const nh_headers *h, size_t more,
+                    nh_buf *out, nh_error *err)
 {
-    if (has_crlf(m, ml) || has_crlf(path, pl) || has_crlf(ver, vl))
+    const uint8_t *m = method.ptr ? method.ptr : (const uint8_t *)"";
+    const uint8_t *p = path.ptr ? path.ptr : (const uint8_t *)"";
+    const uint8_t *v = version.ptr ? version.ptr : (const uint8_t *)"";
+    if (has_crlf(m, method.len) || has_crlf(p, path.len) || has_crlf(v, version.len))
         return fail(out, err, "A Request-Line must not contain CR or LF");
     out->len = 0;
-    if (nh_buf_reserve(out, ml + pl + vl + 16 + more) || nh_buf_append(out, m, ml) ||
-        nh_buf_putc(out, ' ') || nh_buf_append(out, path, pl) || nh_put_str(out, " HTTP/") ||
-        nh_buf_append(out, ver, vl) || nh_buf_append(out, "\r\n", 2))
-        return NH_NOMEM;
-    return NH_OK;
-}
-
-/* write_header (the fields: each_capitalized do |k,v| buf << "#{k}: #{v}\r\n"
- * end; buf << "\r\n"), then the body when with_body. */
-static int write_head(nh_request *q, const uint8_t *ver, size_t vlen, int with_body, nh_buf *out,
-                      nh_error *err)
-{
-    int rc = request_line(out, err, q->method, q->method_len, q->path.data, q->path.len, ver, vlen,
-                          q->body.len + q->h.bytes.len + q->h.nfields * 8u);
-    if (rc)
-        return rc;
-    if (nh_headers_write(&q->h, out) || nh_buf_append(out, "\r\n", 2) ||
-        (with_body && nh_buf_append(out, q->body.data, q->body.len)))
+    if (nh_buf_reserve(out, method.len + path.len + version.len + 16 + h->bytes.len + h->nfields * 8u + more) ||
+        nh_buf_append(out, m, method.len) || nh_buf_putc(out, ' ') || nh_buf_append(out, p, path.len) ||
+        nh_put_str(out, " HTTP/") || nh_buf_append(out, v, version.len) || nh_buf_append(out, "\r\n", 2) ||
+        nh_headers_write(h, out) || nh_buf_append(out, "\r\n", 2))
         return NH_NOMEM;
     return NH_OK;
 }
@@ -444,67 +439,4 @@ void nh_request_free(nh_request *q)
     nh_buf_free(&q->host);
     nh_uri_free(&q->uri);
     free(q);
-}
-
-/* The next "\n"-terminated line of a bridge record (0 at the end or when the
- * record does not end with one). */
-static int next_line(const uint8_t **p, const uint8_t *end, const uint8_t **s, size_t *n)
-{
-    if (*p >= end)
-        return 0;
-    const uint8_t *nl = memchr(*p, '\n', (size_t)(end - *p));
-    if (!nl)
-        return 0;
-    *s = *p;
-    *n = (size_t)(nl - *p);
-    *p = nl + 1;
-    return 1;
-}
-
-static size_t line_number(const uint8_t *s, size_t n)
-{
-    size_t v = 0;
-    for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9' && v < 1u << 24; i++)
-        v = v * 10 + (size_t)(s[i] - '0');
-    return v;
-}
-
-/* write_header (request_line, then each_capitalized's lines and the empty
- * one, as write_head) for a request whose @header Hash Ruby holds (the
- * ruby.wasm bridge: Ruby has made send_request_with_body's edits already).
- * The record is the bridge's (schema/bridge.mjs), each line ending in "\n":
- * METHOD, path, version, then "name\nvalue" pairs (flat) or
- * "name\ncount\nvalue..." per field; names are downcased ASCII, values
- * hold no "\n". */
-int nh_write_header(const uint8_t *rec, size_t len, int flat, nh_buf *out, nh_error *err)
-{
-    const uint8_t *p = rec, *end = rec + len, *m, *path, *ver, *k, *v;
-    size_t ml, pl, vl, kl, n;
-    out->len = 0;
-    if (!next_line(&p, end, &m, &ml) || !next_line(&p, end, &path, &pl) || !next_line(&p, end, &ver, &vl))
-        return nh_fail(out, err, NH_E_TYPE, "malformed request record");
-    int rc = request_line(out, err, m, ml, path, pl, ver, vl, len / 2 + 16);
-    if (rc)
-        return rc;
-    while (next_line(&p, end, &k, &kl)) {
-        if (flat)
-            n = 1;
-        else if (next_line(&p, end, &v, &vl))
-            n = line_number(v, vl); /* 0: req[k] = [] writes "K: " */
-        else
-            return nh_fail(out, err, NH_E_TYPE, "malformed request record");
-        if (nh_capitalize_name(out, k, kl, NH_PROFILE_40, 0) || nh_buf_append(out, ": ", 2))
-            return NH_NOMEM;
-        for (size_t i = 0; i < n; i++) {
-            if (!next_line(&p, end, &v, &vl))
-                return nh_fail(out, err, NH_E_TYPE, "malformed request record");
-            if ((i && nh_buf_append(out, ", ", 2)) || nh_buf_append(out, v, vl))
-                return NH_NOMEM;
-        }
-        if (nh_buf_append(out, "\r\n", 2))
-            return NH_NOMEM;
-    }
-    if (p != end)
-        return nh_fail(out, err, NH_E_TYPE, "malformed request record");
-    return nh_buf_append(out, "\r\n", 2) ? NH_NOMEM : NH_OK;
 }

@@ -42,6 +42,7 @@ EXPORT(nh_ctx_free) void nh_ctx_free(nh_ctx *c)
     nh_buf_free(&c->tmp2);
     nh_request_free(c->req);
     nh_resp_free(c->oneshot);
+    nh_headers_free(&c->fields);
     free(c);
 }
 
@@ -113,14 +114,6 @@ EXPORT(nh_wasm_request) int nh_wasm_request(nh_ctx *c, size_t len)
     if (!c->req && !(c->req = nh_request_new()))
         return NH_NOMEM;
     return nh_request_replay(c->req, &c->tmp, &c->tmp2, c->in.data, len, &c->out, &c->err);
-}
-
-/* input: the ruby.wasm bridge's request record; flags: its NH_SEND_*.
- * output: the head. */
-EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len, int flags)
-{
-    begin(c);
-    return nh_write_header(c->in.data, len, (flags & NH_SEND_FLAT) != 0, &c->out, &c->err);
 }
 
 /* input: pairs */

@@ -1,14 +1,24 @@
-/* The ruby.wasm bridge's response heads: the parser's events with each head
- * block rewritten, here in the module, into the record Ruby reads
- * (schema/bridge.mjs: R_HEAD, and R_END's fields), so that a head crosses JS
- * as bytes it copies and does not read.
+/* The ruby.wasm bridge's records at the module's edge (schema/bridge.mjs).
+ *
+ * Response heads: the parser's events with each head block rewritten, here
+ * in the module, into the record Ruby reads (R_HEAD, and R_END's fields), so
+ * that a head crosses JS as bytes it copies and does not read.
  *
  *   head record:   u8 flags (NH_HEAD_VERSION, _MESSAGE, _INFLATE, _DROP_ENCODING), then "\n"-separated lines (none after
  *                  the last): version, code, message, then the fields
  *   fields:        their count, the names, each field's first value, then
  *                  (field index, value) for every value after a field's first
  *
- * No line holds a "\n": the parser read them line by line. */
+ * No line holds a "\n": the parser read them line by line.
+ *
+ * Requests: the request record Ruby writes for a request whose @header Hash
+ * it holds, read into a header store and written by the codec's one
+ * write_header (request.c), as the JS API's requests are.
+ *
+ *   request record: lines, each ending in "\n": METHOD, path, version, then
+ *                   "name\nvalue" pairs (SEND_FLAT: every field has one
+ *                   value) or "name\ncount\nvalue..." per field; names are
+ *                   @header's keys (downcased ASCII), values hold no "\n" */
 #include "response.h"
 #include "bridge.h"
 
@@ -129,4 +139,73 @@ EXPORT(nh_wasm_resp_feed_bridge) int nh_wasm_resp_feed_bridge(nh_ctx *c, size_t 
     c->err.cls = NH_E_NONE;
     int rc = nh_abi_feed(c, p, c->in.data, len, eof);
     return rc ? rc : rewrite(c, p);
+}
+
+/* The next "\n"-terminated line of a request record (0 at its end, or where
+ * the record does not end with one). */
+static int next_line(nh_reader *r, nh_str *line)
+{
+    if (r->p >= r->end)
+        return 0;
+    const uint8_t *nl = memchr(r->p, '\n', (size_t)(r->end - r->p));
+    if (!nl)
+        return 0;
+    line->ptr = r->p;
+    line->len = (size_t)(nl - r->p);
+    r->p = nl + 1;
+    return 1;
+}
+
+static size_t line_number(nh_str s)
+{
+    size_t v = 0;
+    for (size_t i = 0; i < s.len && s.ptr[i] >= '0' && s.ptr[i] <= '9' && v < 1u << 24; i++)
+        v = v * 10 + (size_t)(s.ptr[i] - '0');
+    return v;
+}
+
+/* A request record's fields (r after its version line) into h. */
+static int read_fields(nh_reader *r, int flat, nh_headers *h)
+{
+    nh_str k, v;
+    while (next_line(r, &k)) {
+        size_t n = 1;
+        if (!flat) {
+            if (!next_line(r, &v))
+                return NH_ERROR;
+            n = line_number(v); /* 0: req[k] = [] writes "K: " */
+        }
+        int fi = nh_headers_add(h, k.ptr, k.len);
+        if (fi < 0)
+            return NH_NOMEM;
+        for (size_t i = 0; i < n; i++) {
+            if (!next_line(r, &v))
+                return NH_ERROR;
+            if (nh_headers_push(h, fi, v.ptr, v.len))
+                return NH_NOMEM;
+        }
+    }
+    return r->p == r->end ? NH_OK : NH_ERROR;
+}
+
+/* input: the bridge's request record; flags: its NH_SEND_*; profile: the
+ * VM's (nh_profile). output: the head, as write_header writes it. */
+EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len, int flags, int profile)
+{
+    c->out.len = 0;
+    c->err.cls = NH_E_NONE;
+    nh_reader r = {c->in.data, c->in.data + len, 0};
+    nh_str method, path, version;
+    nh_headers *h = &c->fields;
+    nh_headers_reset(h);
+    h->profile = profile == NH_PROFILE_34 ? NH_PROFILE_34 : NH_PROFILE_40;
+    h->binary = 0;
+    int rc = NH_ERROR;
+    if (next_line(&r, &method) && next_line(&r, &path) && next_line(&r, &version))
+        rc = read_fields(&r, (flags & NH_SEND_FLAT) != 0, h);
+    if (rc == NH_ERROR)
+        return nh_fail(&c->out, &c->err, NH_E_TYPE, "malformed request record");
+    if (rc)
+        return rc;
+    return nh_write_header(method, path, version, h, 0, &c->out, &c->err);
 }

@@ -10,6 +10,7 @@
 // the value: the JS thread waits, as a Ruby thread does natively; under
 // NetHttpWasm::Scheduler a wait is handed back as a Pending, see deferred).
 import { keepBody } from '../response.mjs';
+import { profileId } from '../core.mjs';
 import { Connections } from './connections.mjs';
 import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
@@ -30,6 +31,7 @@ export class Bridge extends SocketCalls {
     super(transport, wake, options.headroom);
     this.memory = memory;
     this.profile = options.profile;
+    this.profileId = profileId(options);
     // not MRI: responses are read in the codec's strict mode (RFC 9112)
     this.strictResponses = !!options.strictResponses;
     this.blocking = !!transport.blocking;
@@ -160,7 +162,7 @@ export class Bridge extends SocketCalls {
     c.u8.set(mem.subarray(at, at + hdrLen), c.inPtr);
     c.pos = hdrLen;
     try {
-      c.call('nh_wasm_write_header', flags);
+      c.call('nh_wasm_write_header', flags, this.profileId);
     } catch (e) {
       return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
     }

@@ -8,7 +8,7 @@ CC=${CC:-clang}
 out=build/native
 mkdir -p "$out"
 lib=()
-lib+=(src/*.c)  # (the codec; its wasm ABI is in wasm/)
+lib+=(src/*.c wasm/request_record.c)  # (the codec, and the request record the tests replay)
 status=0
 # Every extern symbol of the codec and the module's edges starts with nh_
 # (a host or a program linking the C sees no other names).
@@ -23,7 +23,7 @@ if [ -n "$bare" ]; then
 fi
 for t in tests/c/test_*.c; do
   exe="$out/$(basename "$t" .c)"
-  $CC -std=c11 -O1 -g -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all \
+  $CC -std=c11 -O1 -g -Wall -Wextra -Werror -Isrc -fsanitize=address,undefined -fno-sanitize-recover=all \
     -fno-omit-frame-pointer -o "$exe" "$t" "${lib[@]}"
   echo "== $exe"
   ( cd tests/c && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 "../../$exe" ) || status=1

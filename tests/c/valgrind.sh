@@ -18,7 +18,7 @@ done
 out=build/valgrind
 mkdir -p "$out"
 lib=()
-lib+=(src/*.c wasm/abi.c wasm/abi_bridge.c)  # (the codec, and its wasm ABI built natively)
+lib+=(src/*.c wasm/*.c)  # (the codec, and its wasm ABI built natively)
 vg=(valgrind -q --error-exitcode=99 --leak-check=full --show-leak-kinds=definite,indirect,possible
     --errors-for-leak-kinds=definite,indirect,possible --track-origins=yes)
 cflags=(-std=c11 -O1 -g -gdwarf-4 -Wall -Wextra -Werror -Isrc)

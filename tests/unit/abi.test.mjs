@@ -717,13 +717,13 @@ describe('responses', () => {
 describe('the ruby.wasm bridge\'s calls', () => {
   test('nh_wasm_write_header: the per-field and the flat record', () => {
     const h = new Host();
-    let res = h.call('nh_wasm_write_header', enc.encode('GET\n/x\n1.1\nhost\n1\na\nx-a\n2\n1\n2\nx-e\n0\n'), 0);
+    let res = h.call('nh_wasm_write_header', enc.encode('GET\n/x\n1.1\nhost\n1\na\nx-a\n2\n1\n2\nx-e\n0\n'), 0, schema.profiles.PROFILE_40[0]);
     ok(res);
     assert.equal(utf8.decode(res.out), 'GET /x HTTP/1.1\r\nHost: a\r\nX-A: 1, 2\r\nX-E: \r\n\r\n');
-    res = h.call('nh_wasm_write_header', enc.encode('PUT\n/\n1.0\nhost\na\ncontent-length\n3\n'), sendFlags.SEND_FLAT[0]);
+    res = h.call('nh_wasm_write_header', enc.encode('PUT\n/\n1.0\nhost\na\ncontent-length\n3\n'), sendFlags.SEND_FLAT[0], schema.profiles.PROFILE_34[0]);
     ok(res);
     assert.equal(utf8.decode(res.out), 'PUT / HTTP/1.0\r\nHost: a\r\nContent-Length: 3\r\n\r\n');
-    assert.deepEqual(errorOf(h.call('nh_wasm_write_header', enc.encode('GET\n/x'), 0)), { class: 'TypeError', message: 'malformed request record' });
+    assert.deepEqual(errorOf(h.call('nh_wasm_write_header', enc.encode('GET\n/x'), 0, 0)), { class: 'TypeError', message: 'malformed request record' });
     h.free();
   });
 

@@ -108,7 +108,7 @@ test('open and starttls take declared TLS settings as they are, and refuse other
     upgrade: (_bridge, _conn, spec) => (specs.push(spec), 'errno\nECONNRESET'),
     blocking: true,
   };
-  const bridge = new Bridge({ buffer: new ArrayBuffer(0) }, { profile: 'ruby-4.0', wasmCodec: null }, transport);
+  const bridge = new Bridge({ buffer: new ArrayBuffer(0) }, { profile: '4.0', wasmCodec: null }, transport);
   const good = { verify: true, ca: ['PEM'], caFiles: [], caDirs: ['/etc/ssl/certs'], defaultPaths: false, servername: 'example.test', minVersion: 'TLSv1.2' };
   assert.equal(bridge.open('example.test', 443, JSON.stringify(good), 1000, null, false), '!errno\nECONNREFUSED');
   assert.deepEqual(specs[0].tls, good);
