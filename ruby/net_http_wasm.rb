@@ -217,7 +217,7 @@ module NetHttpWasm
       return [h] if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
       r = call_wait('resolve', h).to_s
       return r.split("\n") unless r.start_with?('!')
-      text = r == '!EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
+      text = Lines::Failure.read(r[1..]).detail == 'EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
       raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"
     end
 

@@ -10,14 +10,14 @@ export const records = {
   R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (HEAD_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
   R_BODY: [2, 'body bytes'],
   R_END: [3, 'the message ended; the payload is empty, or the fields after decoding, as in R_HEAD from its count on'],
-  R_ERROR: [4, 'an error: "Class\\nmessage"'],
+  R_ERROR: [4, 'an error: lines.failure'],
   R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
   R_LAST: [6, 'body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)'],
 };
 
 /** Return codes of the bridge's reads and writes (negative; a read returns a byte count otherwise). */
 export const returnCodes = {
-  RC_ERROR: [-1, 'an error; the bridge\'s error() says "Class\\nmessage"'],
+  RC_ERROR: [-1, 'an error; the bridge\'s error() says what (lines.failure)'],
   RC_TIMEOUT: [-2, 'the read timeout passed with no data arriving'],
   RC_WOULD_BLOCK: [-4, 'nothing to read yet (a write: no room)'],
   RC_EOF: [-5, 'the stream ended'],
@@ -97,23 +97,114 @@ export const tlsSettings = {
 };
 
 /**
+ * Values that cross between the bridge's two sides in one String: lines
+ * joined by "\n", in the order declared, each [name, type, meaning]. Types:
+ * int (decimal), bool ("1" or "0"), text (one line), rest (the remaining
+ * lines as they are), or the name of another of these (its lines); rest
+ * and another's name only last. A value left out ends the String there:
+ * those after it are left out too (open's TLS values on a plain
+ * connection). tools/gen-schema.mjs writes a writer and a reader of each:
+ * in JS (js/ruby/constants.mjs) openLines({ id, family, ... }) and
+ * readOpenLines(string); in Ruby (ruby/net_http_wasm/constants.rb) a
+ * Struct, NetHttpWasm::Lines::Open.read(string) and #to_s.
+ */
+export const lines = {
+  failure: {
+    doc: 'what a failed call says: the payload of an R_ERROR record, of error() after RC_ERROR, and, after "!", the reply of open, starttls, listen or accept',
+    fields: [
+      ['kind', 'text', 'a Ruby exception class (IOError, Errno::ECONNRESET, NetHttpWasm::FetchError...) or one of failureKinds'],
+      ['detail', 'rest', "the exception's message (empty: none), or what the kind says it is"],
+    ],
+  },
+  local: {
+    doc: "open's local argument: the end to bind the connection to (Net::HTTP#local_host, #local_port)",
+    fields: [
+      ['host', 'text', 'the address (empty: any)'],
+      ['port', 'int', 'the port (0: any)'],
+    ],
+  },
+  open: {
+    doc: "open's reply: the connection opened",
+    fields: [
+      ['id', 'int', 'the connection'],
+      ['family', 'text', 'AF_INET or AF_INET6'],
+      ['address', 'text', 'the address of its local end'],
+      ['port', 'int', 'the port of its local end'],
+      ['reused', 'bool', 'TLS: the session given was resumed (SSLSocket#session_reused?)'],
+      ['cert', 'text', "TLS: the peer's certificate, DER in base64 (empty: none)"],
+      ['check', 'peerCheck', 'TLS with the chain setting: what a verify_callback is given'],
+    ],
+  },
+  upgraded: {
+    doc: "starttls's reply: TLS established over the connection, which keeps its id",
+    fields: [
+      ['reused', 'bool', "as open's"],
+      ['cert', 'text', "as open's"],
+      ['check', 'peerCheck', "as open's"],
+    ],
+  },
+  peerCheck: {
+    doc: 'for a verify_callback (NetHttpWasm.verify_peer), from the host\'s handshake',
+    fields: [
+      ['peer', 'text', 'the address connected to, "ip:port" ("[ip]:port" for IPv6), as OpenSSL\'s errors name it'],
+      ['chain', 'text', 'the certificates the peer presented, leaf first, DER in base64, joined by ","'],
+      ['nameOk', 'bool', 'the leaf matches the name Net::HTTP checks'],
+      ['trusted', 'rest', 'the certificates the connection trusts, PEM'],
+    ],
+  },
+  listening: {
+    doc: "listen's reply: the listening socket",
+    fields: [
+      ['id', 'int', 'the listening socket'],
+      ['family', 'text', 'AF_INET or AF_INET6'],
+      ['address', 'text', 'the address it listens on'],
+      ['port', 'int', 'the port it listens on'],
+    ],
+  },
+  accepted: {
+    doc: "accept's reply: the connection accepted (an empty reply: none within the time)",
+    fields: [
+      ['id', 'int', 'the connection'],
+      ['family', 'text', 'AF_INET or AF_INET6'],
+      ['address', 'text', 'the address of its local end'],
+      ['port', 'int', 'the port of its local end'],
+      ['peerAddress', 'text', "the peer's address"],
+      ['peerPort', 'int', "the peer's port"],
+    ],
+  },
+};
+
+/**
+ * The kinds of a failure (lines.failure) that are not a Ruby class: what
+ * opening a connection met, raised as MRI raises it where it connects
+ * (NetHttpWasm::Socket.raise_open_error).
+ */
+export const failureKinds = {
+  timeout: 'the connection was not made within open_timeout (detail empty)',
+  ssltimeout: 'the TLS handshake did not end within open_timeout (detail empty)',
+  errno: "connect(2), bind(2) or listen(2) failed: detail is the errno's name (ECONNREFUSED)",
+  resolve: "the host's name did not resolve: detail is the resolver's code (ENOTFOUND, EAI_AGAIN)",
+  ssl: "the TLS handshake failed: detail is OpenSSL's message, as MRI's OpenSSL words it",
+};
+
+/**
  * The calls Ruby makes on the bridge (NetHttpWasm.bridge: js/ruby/bridge.mjs),
  * by method name: their arguments, their reply, and whether they may wait
  * for the network (`waits`: a waiting transport answers with a promise of
  * the reply, a blocking one blocks, or under NetHttpWasm::Scheduler defers
  * the call: Bridge#deferred). An argument named `[x]` may be left out. A
- * failed call answers RC_ERROR (error() then says "Class\nmessage") or, where
- * its reply says so, "!kind\ndetail". tests/unit/bridge-schema.test.mjs checks
+ * failed call answers RC_ERROR (error() then says why: lines.failure) or,
+ * where its reply says so, "!" and lines.failure. tests/unit/bridge-schema.test.mjs checks
  * the Bridge's methods and every call in ruby/ against this table.
  */
 export const calls = {
-  resolve: { args: ['host'], reply: 'the addresses, one a line, or "!CODE"', waits: true },
+  resolve: { args: ['host'], reply: 'the addresses, one a line, or "!" and lines.failure (kind resolve)', waits: true },
   open: {
     args: ['host', 'port', 'tlsJson', 'timeoutMs', 'local', 'upgrade'],
-    reply: '"id\\nfamily\\naddr\\nport\\nreused\\ncert[\\npeer...]", or "!kind\\ndetail"',
+    reply: 'lines.open, or "!" and lines.failure',
     waits: true,
   },
-  starttls: { args: ['id', 'tlsJson', 'timeoutMs'], reply: '"reused\\ncert[\\npeer...]", or "!kind\\ndetail"', waits: true },
+  starttls: { args: ['id', 'tlsJson', 'timeoutMs'], reply: 'lines.upgraded, or "!" and lines.failure', waits: true },
   bind: { args: ['id', 'bufAddr', 'bufCap', 'hdrAddr'], reply: '0, or RC_ERROR' },
   request: {
     args: ['id', 'hdrLen', 'flags', '[bodyAddr]', '[bodyLen]', '[hdrAddr]'],
@@ -134,13 +225,13 @@ export const calls = {
   waitAny: { args: ['ids', 'timeoutMs'], reply: '1: one of the connections (ids "1,2") is readable, 0: timed out', waits: true },
   shutdown: { args: ['id'], reply: '0 (the write side ends: close_write)' },
   sockopt: { args: ['id', 'name', 'on'], reply: '0 (TCP_NODELAY: "nodelay", SO_KEEPALIVE: "keepalive", set on the host socket)' },
-  listen: { args: ['host', 'port', 'backlog'], reply: '"id\\nfamily\\naddr\\nport" of a listening socket, or "!errno\\nCODE"', waits: true },
-  accept: { args: ['id', 'timeoutMs'], reply: '"id\\nfamily\\naddr\\nport\\npeerAddr\\npeerPort" of the next connection, "" when timed out, or "!kind\\ndetail"', waits: true },
+  listen: { args: ['host', 'port', 'backlog'], reply: 'lines.listening, or "!" and lines.failure', waits: true },
+  accept: { args: ['id', 'timeoutMs'], reply: 'lines.accepted of the next connection, "" when timed out, or "!" and lines.failure', waits: true },
   acceptable: { args: ['id'], reply: '1: a connection waits to be accepted (or the listener is gone), 0: none' },
   unlisten: { args: ['id'], reply: '0 (the listening socket is closed)' },
   session: { args: ['id'], reply: 'the TLS session the connection last received (DER in base64), "" if none' },
   close: { args: ['id'], reply: '0' },
-  error: { args: [], reply: '"Class\\nmessage" of the last RC_ERROR' },
+  error: { args: [], reply: 'lines.failure of the last RC_ERROR' },
   park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },
   collect: { args: ['promise', 'token'], reply: 'nothing: the value is noted for takeSettled' },
   takeSettled: { args: [], reply: '"token\\nvalue" of what settled, joined by "\\0"' },

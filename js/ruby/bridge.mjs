@@ -16,7 +16,7 @@ import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { waitFor } from './waits.mjs';
 import { SocketCalls, CLOSED } from './socket-calls.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, TLS_SETTINGS } from './constants.mjs';
+import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, TLS_SETTINGS, failureLines, readLocalLines, openLines, upgradedLines } from './constants.mjs';
 
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;
@@ -46,18 +46,17 @@ export class Bridge extends SocketCalls {
 
   // -- calls from Ruby: connections and messages (the socket API's in socket-calls.mjs) --
 
-  // NetHttpWasm::Socket.open: "id\nfamily\naddr\nport", or "!kind\ndetail"
-  // (kind: timeout, ssltimeout, errno, resolve, ssl, or a class name);
-  // a Promise of it from a waiting transport (unless it could answer at
-  // once). `local` is "host\nport" to bind the connection's end to
-  // (Net::HTTP#local_host / local_port); `upgrade` true: TLS will start
-  // over the connection (starttls: HTTPS through a proxy).
+  // NetHttpWasm::Socket.open: lines.open (schema/bridge.mjs), or "!" and
+  // lines.failure; a Promise of it from a waiting transport (unless it
+  // could answer at once). `local` (lines.local) is the end to bind the
+  // connection to (Net::HTTP#local_host / local_port); `upgrade` true: TLS
+  // will start over the connection (starttls: HTTPS through a proxy).
   open(host, port, tlsJson, timeoutMs, local, upgrade) {
     let tls = null;
     try {
       if (tlsJson != null) tls = readTlsSettings(tlsJson);
     } catch (e) {
-      return this.reply(`!ArgumentError\n${e.message}`);
+      return this.refuse(failureLines({ kind: 'ArgumentError', detail: e.message }));
     }
     const spec = {
       host: String(host),
@@ -67,29 +66,29 @@ export class Bridge extends SocketCalls {
       upgrade: !!upgrade,
     };
     if (local != null) {
-      const [lhost, lport] = String(local).split('\n');
-      if (lhost) spec.localAddress = lhost;
-      if (Number(lport)) spec.localPort = Number(lport);
+      const end = readLocalLines(local);
+      if (end.host) spec.localAddress = end.host;
+      if (end.port) spec.localPort = end.port;
     }
     const done = (r) => {
       if (typeof r === 'string') return `!${r}`;
       r.conn.peer = spec;
-      return `${this.connections.add(r.conn)}\n${r.info}`;
+      return openLines({ id: this.connections.add(r.conn), ...r.info });
     };
     return then(this.transport.open(this, spec), done);
   }
 
   // NetHttpWasm::Socket#start_tls: a TLS handshake over connection id (a
-  // tunnel through a proxy); the connection keeps its id. "reused\ncert"
-  // (as the end of open's answer), or "!kind\ndetail" as open's (a Promise of it from a waiting transport).
+  // tunnel through a proxy); the connection keeps its id. lines.upgraded,
+  // or "!" and lines.failure as open's (a Promise of it from a waiting transport).
   starttls(id, tlsJson, timeoutMs) {
     const conn = this.conns.get(id);
-    if (!conn || conn.closed || !this.transport.upgrade) return this.reply('!IOError\nclosed stream');
+    if (!conn || conn.closed || !this.transport.upgrade) return this.refuse(CLOSED);
     let tls;
     try {
       tls = readTlsSettings(tlsJson);
     } catch (e) {
-      return this.reply(`!ArgumentError\n${e.message}`);
+      return this.refuse(failureLines({ kind: 'ArgumentError', detail: e.message }));
     }
     const spec = {
       host: conn.peer.host,
@@ -126,8 +125,7 @@ export class Bridge extends SocketCalls {
       r.conn.rcap = conn.rcap;
       r.conn.hbuf = conn.hbuf;
       this.conns.set(id, r.conn);
-      // "reused\ncertificate": the end of open's info
-      return r.info.split('\n').slice(3).join('\n');
+      return upgradedLines(r.info);
     };
     return then(this.transport.upgrade(this, conn, spec), done);
   }
@@ -164,7 +162,7 @@ export class Bridge extends SocketCalls {
     try {
       c.call('nh_wasm_write_header', flags, this.profileId);
     } catch (e) {
-      return this.fail(`${e && e.rubyClass ? e.rubyClass : 'ArgumentError'}\n${e && e.message}`);
+      return this.fail(failureLines({ kind: e && e.rubyClass ? e.rubyClass : 'ArgumentError', detail: e && e.message }));
     }
     // the head and body, copied out before the parser (which shares the
     // codec) is started

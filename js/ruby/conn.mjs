@@ -3,7 +3,7 @@
 // read_nonblock) or through the codec's ResponseParser, whose events become
 // records written straight into Ruby's receive buffer. Transports subclass
 // Conn (write, destroy, pause, resume) and call onData / onEnd / onError.
-import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, R_LAST, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT } from './constants.mjs';
+import { R_HEAD, R_BODY, R_END, R_ERROR, R_SIZE, R_LAST, RC_ERROR, RC_WOULD_BLOCK, RC_EOF, NEED_BASE, BODY_DIRECT, failureLines } from './constants.mjs';
 import { keepBody } from '../response.mjs';
 
 const encoder = new TextEncoder();
@@ -13,8 +13,13 @@ const EMPTY = new Uint8Array(0);
 const HIGH_WATER = 8 << 20;
 const LOW_WATER = 1 << 20;
 
+// The local end open reports for a connection the host has no socket of
+// its own for (fetch(), XMLHttpRequest, a stream): values of lines.open.
+export const NO_LOCAL_END = Object.freeze({ family: 'AF_INET', address: '0.0.0.0', port: 0 });
+
+// An R_ERROR record's payload (lines.failure), the message a String or bytes.
 export function errorPayload(cls, message) {
-  const head = encoder.encode(`${cls}\n`);
+  const head = encoder.encode(failureLines({ kind: cls, detail: '' }));
   const msg = typeof message === 'string' ? encoder.encode(message) : message;
   const out = new Uint8Array(head.length + msg.length);
   out.set(head);

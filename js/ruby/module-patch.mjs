@@ -29,7 +29,7 @@
 // anything else is left as it is. No dependency, no node: module: the same
 // code runs in browsers.
 
-import { leb, sleb, lebBytes, slebBytes, hex, sha256 } from './wasm-binary.mjs';
+import { leb, sleb, lebBytes, slebBytes, slebBytes64, hex, sha256, scanModule, sameType } from './wasm-binary.mjs';
 
 /**
  * Patches ruby.wasm module bytes in place (a Uint8Array, Buffer or
@@ -48,7 +48,8 @@ export function patchRubyWasm(bytes, { mmap: withMmap = true, growth: withGrowth
   const out = { memset: false, mmap: false, growth: false };
   let mod;
   try {
-    mod = scan(buf);
+    // (the bodies of memset's sizes and of mmap's, 260 to 280 bytes)
+    mod = scanModule(buf, (size) => MEMSET_SIZES.includes(size) || (size >= 260 && size <= 280));
   } catch {
     return out;
   }
@@ -157,19 +158,6 @@ function matchAt(buf, at, bytes) {
   if (!(at >= 0)) return false;
   for (let j = 0; j < bytes.length; j++) if (buf[at + j] !== bytes[j]) return false;
   return true;
-}
-
-function slebBytes64(v) {
-  const o = [];
-  for (;;) {
-    const b = Number(v & 0x7fn);
-    v >>= 7n;
-    if ((v === 0n && !(b & 0x40)) || (v === -1n && b & 0x40)) {
-      o.push(b);
-      return o;
-    }
-    o.push(b | 0x80);
-  }
 }
 
 const I32 = 0x7f;
@@ -313,124 +301,6 @@ function fill(buf, b, code) {
   buf.set(code, b.start);
   buf.fill(0x01, b.start + code.length, b.end - 1);
   buf[b.end - 1] = 0x0b;
-}
-
-// The module's function types, each defined function's type, the code
-// section's place, its data segments, and the places of the code bodies of the sizes looked
-// at (memset's, and mmap's 260 to 280 bytes); null if these bytes are not
-// a wasm module.
-function scan(buf) {
-  if (buf.length < 8 || buf[0] !== 0 || buf[1] !== 0x61 || buf[2] !== 0x73 || buf[3] !== 0x6d || buf[4] !== 1) return null;
-  const r = { p: 8 };
-  const u = () => leb(buf, r);
-  const types = [];
-  let funcType = null;
-  let nImports = 0;
-  let candidates = null;
-  let code = null;
-  const data = []; // active segments at a constant offset: { offset, start, size }
-  while (r.p < buf.length) {
-    const id = buf[r.p++];
-    const size = u();
-    const end = r.p + size;
-    if (end > buf.length) return null;
-    if (id === 1) {
-      for (let n = u(), i = 0; i < n; i++) {
-        if (buf[r.p++] !== 0x60) return null;
-        const params = [];
-        for (let k = u(); k > 0; k--) params.push(buf[r.p++]);
-        const results = [];
-        for (let k = u(); k > 0; k--) results.push(buf[r.p++]);
-        types.push({ params, results });
-      }
-    } else if (id === 2) {
-      for (let n = u(), i = 0; i < n; i++) {
-        for (let k = 0; k < 2; k++) {
-          const len = u(); // module and field names
-          r.p += len;
-        }
-        const kind = buf[r.p++];
-        if (kind === 0) {
-          u();
-          nImports++;
-        } else if (kind === 1 || kind === 2) {
-          if (kind === 1) r.p++; // reftype
-          const limits = buf[r.p++];
-          u();
-          if (limits & 1) u();
-        } else if (kind === 3) r.p += 2;
-        else if (kind === 4) {
-          r.p++;
-          u();
-        } else return null;
-      }
-    } else if (id === 3) {
-      const n = u();
-      funcType = new Uint32Array(n);
-      let p = r.p;
-      for (let i = 0; i < n; i++) {
-        let t = buf[p++];
-        if (t & 0x80) {
-          t &= 0x7f;
-          let shift = 7;
-          let b;
-          do {
-            b = buf[p++];
-            t += (b & 0x7f) * 2 ** shift;
-            shift += 7;
-          } while (b & 0x80 && shift < 35);
-        }
-        funcType[i] = t;
-      }
-    } else if (id === 10) {
-      code = { start: r.p, end };
-      candidates = [];
-      const n = u();
-      if (!funcType || n !== funcType.length) return null;
-      // (a hot loop over ~18,000 bodies: LEB sizes read inline)
-      let p = r.p;
-      for (let i = 0; i < n; i++) {
-        let sz = buf[p++];
-        if (sz & 0x80) {
-          sz &= 0x7f;
-          let shift = 7;
-          let b;
-          do {
-            b = buf[p++];
-            sz += (b & 0x7f) * 2 ** shift;
-            shift += 7;
-          } while (b & 0x80 && shift < 35);
-        }
-        if (sz === 408 || sz === 414 || (sz >= 260 && sz <= 280)) candidates.push({ index: i + nImports, start: p, size: sz, end: p + sz });
-        p += sz;
-      }
-      if (p !== end) return null;
-    } else if (id === 11) {
-      for (let n = u(), i = 0; i < n; i++) {
-        const flags = u();
-        let offset = null;
-        if (flags === 0 || flags === 2) {
-          if (flags === 2) u();
-          if (buf[r.p] === 0x41 && buf[r.p + 1] !== undefined) {
-            r.p++;
-            offset = sleb(buf, r) >>> 0;
-            if (buf[r.p++] !== 0x0b) offset = null;
-          }
-          if (offset === null) while (r.p < end && buf[r.p++] !== 0x0b); // another constant expression
-        } else if (flags !== 1) return null;
-        const size = u();
-        if (offset !== null) data.push({ offset, start: r.p, size });
-        r.p += size;
-      }
-    }
-    r.p = end;
-  }
-  if (!candidates) return null;
-  return { types, funcType, nImports, candidates, code, data };
-}
-
-function sameType(t, params, results) {
-  return !!t && t.params.length === params.length && t.results.length === results.length && t.params.every((v, i) => v === params[i]) && t.results.every((v, i) => v === results[i]);
 }
 
 /**

@@ -8,9 +8,13 @@
 import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { Waits, waitFor } from './waits.mjs';
-import { RC_ERROR, RC_WOULD_BLOCK, UNSENT_MAX } from './constants.mjs';
+import { RC_ERROR, RC_WOULD_BLOCK, UNSENT_MAX, failureLines, listeningLines, acceptedLines } from './constants.mjs';
 
-export const CLOSED = 'IOError\nclosed stream';
+/** What a call on a closed connection says (schema/bridge.mjs lines.failure). */
+export const CLOSED = failureLines({ kind: 'IOError', detail: 'closed stream' });
+
+// The failure of a connection's error ([Ruby class, message]).
+const failureOf = (error) => failureLines({ kind: error[0], detail: error[1] });
 
 export class SocketCalls extends Waits {
   mem() {
@@ -29,9 +33,15 @@ export class SocketCalls extends Waits {
     return this.lastError;
   }
 
-  fail(text) {
-    this.lastError = text;
+  // A call failed: RC_ERROR, and error() says why (failure: lines.failure).
+  fail(failure) {
+    this.lastError = failure;
     return RC_ERROR;
+  }
+
+  // A call whose reply says it failed: "!" and the failure.
+  refuse(failure) {
+    return this.reply(`!${failure}`);
   }
 
   reply(v) {
@@ -40,10 +50,10 @@ export class SocketCalls extends Waits {
 
   // -- calls from Ruby: the socket API --
 
-  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!CODE" (a
-  // Promise of it from a waiting transport).
+  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!" and a
+  // failure of kind resolve (a Promise of it from a waiting transport).
   resolve(host) {
-    if (!this.transport.resolve) return this.reply('!EAI_NONAME');
+    if (!this.transport.resolve) return this.refuse(failureLines({ kind: 'resolve', detail: 'EAI_NONAME' }));
     return this.transport.resolve(String(host));
   }
 
@@ -53,7 +63,7 @@ export class SocketCalls extends Waits {
   write(id, addr, len) {
     const conn = this.conn(id);
     if (!conn || conn.closed) return this.fail(CLOSED);
-    if (conn.error) return this.fail(`${conn.error[0]}\n${conn.error[1]}`);
+    if (conn.error) return this.fail(failureOf(conn.error));
     if (this.blocking) this.transport.pump();
     const n = Math.min(len, UNSENT_MAX - conn.unsent);
     if (n <= 0 && len > 0) return RC_WOULD_BLOCK;
@@ -83,7 +93,7 @@ export class SocketCalls extends Waits {
     if (this.blocking) this.transport.pump(conn);
     conn.beginRaw();
     const n = conn.readRaw(this.mem(), addr, cap);
-    if (n === RC_ERROR) this.lastError = `${conn.error[0]}\n${conn.error[1]}`;
+    if (n === RC_ERROR) this.lastError = failureOf(conn.error);
     return n;
   }
 
@@ -126,33 +136,32 @@ export class SocketCalls extends Waits {
     return then(this.transport.block(plain[0] || null, ready, ms, true), (ok) => (ok ? 1 : 0));
   }
 
-  // TCPServer.new: "id\nfamily\naddress\nport", or "!errno\nCODE" (a
-  // Promise of it from a waiting transport).
+  // TCPServer.new: lines.listening, or "!" and a failure (a Promise of it
+  // from a waiting transport).
   listen(host, port, backlog) {
-    if (!this.transport.listen) return this.reply('!errno\nEOPNOTSUPP');
+    if (!this.transport.listen) return this.refuse(failureLines({ kind: 'errno', detail: 'EOPNOTSUPP' }));
     const spec = { host: String(host), port: Number(port), backlog: Number(backlog) };
     return then(this.transport.listen(this, spec), (r) => {
       if (typeof r === 'string') return `!${r}`;
       // (among the connections too: uninstall closes it with them)
       const id = this.connections.add(r.listener);
       this.listeners.set(id, r.listener);
-      return `${id}\n${r.info}`;
+      return listeningLines({ id, ...r.info });
     });
   }
 
   // TCPServer#accept: the next connection, waiting up to timeoutMs for one:
-  // "id\nfamily\nlocal address\nlocal port\npeer address\npeer port", ""
-  // when the time passed, or "!IOError\nclosed stream".
+  // lines.accepted, "" when the time passed, or "!" and CLOSED.
   accept(id, timeoutMs) {
     const l = this.listeners.get(id);
-    if (!l) return this.reply('!IOError\nclosed stream');
+    if (!l) return this.refuse(CLOSED);
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const take = (ok) => {
-      if (l.closed) return '!IOError\nclosed stream';
+      if (l.closed) return `!${CLOSED}`;
       const r = ok ? this.transport.accept(this, l) : null;
       if (!r) return '';
-      r.conn.peer = { host: r.info.split('\n')[3], port: Number(r.info.split('\n')[4]) };
-      return `${this.connections.add(r.conn)}\n${r.info}`;
+      r.conn.peer = { host: r.info.peerAddress, port: r.info.peerPort };
+      return acceptedLines({ id: this.connections.add(r.conn), ...r.info });
     };
     const ready = () => l.state() !== 0;
     if (this.blocking) return then(this.transport.block(null, () => (this.transport.pump(), ready()), ms, true), take);

@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 #
-# The errors the bridge reports ("Class\nmessage") raised as MRI raises them.
+# The errors the bridge reports (Lines::Failure: a class and a message)
+# raised as MRI raises them.
 
 module NetHttpWasm
   # Raised where the codec's limits (header bytes, fields, body) are passed.
@@ -11,14 +12,21 @@ module NetHttpWasm
   class FetchError < SocketError; end
 
   class << self
-    # Raises the error the bridge reported ("Class\nmessage").
+    # Raises the error the bridge reported (error() after RC_ERROR).
     def raise_last_error
       raise_payload(@bridge.call('error').to_s.b)
     end
 
+    # Raises the failure of a String of Lines::Failure (an R_ERROR record's
+    # payload, error()'s reply).
     def raise_payload(payload)
-      name, message = payload.split("\n", 2)
-      message ||= ''
+      raise_failure(Lines::Failure.read(payload))
+    end
+
+    # Raises what a Lines::Failure names: its class, with its message.
+    def raise_failure(failure)
+      name = failure.kind.to_s
+      message = failure.detail.to_s
       utf8 = message.dup.force_encoding(Encoding::UTF_8)
       message = utf8 if utf8.valid_encoding?
       klass = error_class(name)

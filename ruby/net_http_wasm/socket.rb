@@ -12,21 +12,20 @@ module NetHttpWasm
       # as TCPSocket.open: a host that is not a String is converted with to_str
       host = host.to_str unless host.nil? || String === host
       bridge = NetHttpWasm.bridge
-      local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
+      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : nil
       r = NetHttpWasm.call_wait_or_now('open', host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, upgrade).to_s
-      unless r.start_with?('!')
-        id, family, laddr, lport, reused, der, peer = r.split("\n", 7)
-        s = new(bridge, id.to_i, family, laddr, lport.to_i, host, port)
-        s.tls_established(reused, der, peer) if tls
-        return s
-      end
-      raise_open_error(r, host, port)
+      raise_open_error(Lines::Failure.read(r[1..]), host, port) if r.start_with?('!')
+      o = Lines::Open.read(r)
+      s = new(bridge, o.id, o.family, o.address, o.port, host, port)
+      s.tls_established(o.reused, o.cert, o.check) if tls
+      s
     end
 
     # Raises what MRI raises for a failed connect or TLS handshake, from the
-    # bridge's "!kind\ndetail".
-    def self.raise_open_error(r, host, port)
-      kind, detail = r[1..].split("\n", 2)
+    # bridge's failure (Lines::Failure).
+    def self.raise_open_error(failure, host, port)
+      kind = failure.kind
+      detail = failure.detail.to_s
       case kind
       when 'timeout'
         raise NetHttpWasm.errno(Errno::ETIMEDOUT, 'user specified timeout') if SOCKET_OPEN_TIMEOUT
@@ -43,7 +42,7 @@ module NetHttpWasm
       when 'ssl'
         raise OpenSSL::SSL::SSLError, detail
       else
-        NetHttpWasm.raise_payload("#{kind}\n#{detail}")
+        NetHttpWasm.raise_failure(failure)
       end
     end
 
@@ -54,29 +53,29 @@ module NetHttpWasm
       r = NetHttpWasm.call_wait('starttls', @id, tls, NetHttpWasm.ms(open_timeout)).to_s
       if r.start_with?('!')
         @closed = true
-        Socket.raise_open_error(r, @peer_host, @peer_port)
+        Socket.raise_open_error(Lines::Failure.read(r[1..]), @peer_host, @peer_port)
       end
-      tls_established(*r.split("\n", 3))
+      u = Lines::Upgraded.read(r)
+      tls_established(u.reused, u.cert, u.check)
       self
     end
 
     # What the host's handshake reported: whether the session was resumed,
     # the server's certificate (DER in base64), and when asked for (a
-    # verify_callback) "peer\nchain\nnameOk\ntrusted PEMs" (node-connect.mjs).
-    def tls_established(reused, der, peer = nil)
-      @session_reused = reused == '1'
+    # verify_callback) the peer's chain (Lines::PeerCheck).
+    def tls_established(reused, der, check = nil)
+      @session_reused = reused ? true : false
       @peer_der = der
       @peer_cert = nil
-      @peer_verify = peer
+      @peer_check = check
     end
 
     # For NetHttpWasm.verify_peer: [the address connected to, "ip:port";
     # the peer's chain, leaf first, as certificates; whether the leaf
     # matches the host name; trusted PEMs].
     def peer_verify_info
-      return nil unless @peer_verify
-      peer, chain, name_ok, trusted = @peer_verify.split("\n", 4)
-      [peer, chain.split(',').map { |b| OpenSSL::X509::Certificate.new(b.unpack1('m')) }, name_ok == '1', trusted.to_s]
+      c = @peer_check or return nil
+      [c.peer, c.chain.to_s.split(',').map { |b| OpenSSL::X509::Certificate.new(b.unpack1('m')) }, c.name_ok ? true : false, c.trusted.to_s]
     end
 
     # OpenSSL::SSL::SSLSocket#peer_cert: the server's certificate (nil on a
@@ -88,7 +87,7 @@ module NetHttpWasm
 
     # OpenSSL::SSL::SSLSocket#session_reused?: whether the host resumed the session it was given
     def session_reused?
-      @session_reused ? true : false
+      @session_reused
     end
 
     def initialize(bridge, id, family, laddr, lport, host, port)

@@ -623,12 +623,12 @@ class TCPServer < TCPSocket
     end
     r = NetHttpWasm.call_wait_or_now('listen', host.to_s, port, ::Socket::SOMAXCONN).to_s
     if r.start_with?('!')
-      _kind, code = r[1..].split("\n", 2)
-      klass = Errno.const_defined?(code.to_s) ? Errno.const_get(code) : SystemCallError
+      code = NetHttpWasm::Lines::Failure.read(r[1..]).detail.to_s
+      klass = Errno.const_defined?(code) ? Errno.const_get(code) : SystemCallError
       raise NetHttpWasm.errno(klass, "bind(2) for #{host.to_s.dump} port #{port}")
     end
-    id, family, addr, lport = r.split("\n", 4)
-    @__nhw_server = [id.to_i, family, addr, lport.to_i]
+    l = NetHttpWasm::Lines::Listening.read(r)
+    @__nhw_server = [l.id, l.family, l.address, l.port]
   end
 
   def accept
@@ -731,10 +731,10 @@ class TCPServer < TCPSocket
     __nhw_server_open
     r = NetHttpWasm.call_wait('accept', @__nhw_server[0], NetHttpWasm.ms(timeout)).to_s
     return nil if r.empty?
-    NetHttpWasm.raise_payload(r[1..]) if r.start_with?('!')
-    id, family, laddr, lport, raddr, rport = r.split("\n", 6)
-    sock = NetHttpWasm::Socket.new(NetHttpWasm.bridge, id.to_i, family, laddr, lport.to_i, raddr, rport.to_i)
-    TCPSocket.allocate.__nhw_attach(sock, raddr, rport.to_i)
+    NetHttpWasm.raise_failure(NetHttpWasm::Lines::Failure.read(r[1..])) if r.start_with?('!')
+    a = NetHttpWasm::Lines::Accepted.read(r)
+    sock = NetHttpWasm::Socket.new(NetHttpWasm.bridge, a.id, a.family, a.address, a.port, a.peer_address, a.peer_port)
+    TCPSocket.allocate.__nhw_attach(sock, a.peer_address, a.peer_port)
   end
 end
 
@@ -1098,13 +1098,15 @@ module NetHttpWasm
         raise errno(Errno::EHOSTUNREACH, "connect(2) for #{host.dump} port #{port} " \
           '(net-http-wasm: a browser has no raw sockets; use Net::HTTP, which goes through fetch())')
       end
-      local = local_host || local_port ? "#{local_host}\n#{local_port.to_i}" : nil
+      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : nil
       r = call_wait_or_now('open', host, port, nil, ms(timeout), local, true).to_s
       unless r.start_with?('!')
-        id, family, laddr, lport = r.split("\n", 5)
-        return Socket.new(@bridge, id.to_i, family, laddr, lport.to_i, host, port)
+        o = Lines::Open.read(r)
+        return Socket.new(@bridge, o.id, o.family, o.address, o.port, host, port)
       end
-      kind, detail = r[1..].split("\n", 2)
+      failure = Lines::Failure.read(r[1..])
+      kind = failure.kind
+      detail = failure.detail.to_s
       where = sockaddr_text ? "connect(2) for #{sockaddr_text}" : %(connect(2) for #{host.dump} port #{port})
       case kind
       when 'timeout'
@@ -1114,7 +1116,7 @@ module NetHttpWasm
         klass = Errno.const_defined?(detail) ? Errno.const_get(detail) : SystemCallError
         raise errno(klass, where)
       else
-        Socket.raise_open_error(r, host, port)
+        Socket.raise_open_error(failure, host, port)
       end
     end
   end

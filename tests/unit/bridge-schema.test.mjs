@@ -1,13 +1,18 @@
 // The bridge's calls are declared once (schema/bridge.mjs `calls`): the
 // Bridge has each of them with the arguments declared, and every call the
 // Ruby side makes names a declared one with as many arguments as it takes,
-// through call_wait exactly when it may wait.
+// through call_wait exactly when it may wait. The Strings of several values
+// (`lines`) are written and read by the generated code on both sides alike.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { calls, tlsSettings } from '../../schema/bridge.mjs';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { calls, tlsSettings, lines } from '../../schema/bridge.mjs';
 import { Bridge } from '../../js/ruby/bridge.mjs';
-import { WAITING_CALLS } from '../../js/ruby/constants.mjs';
+import * as bridgeConstants from '../../js/ruby/constants.mjs';
+
+const { WAITING_CALLS } = bridgeConstants;
 
 const root = new URL('../../ruby/', import.meta.url);
 const rubyFiles = readdirSync(root, { recursive: true }).filter((f) => f.endsWith('.rb'));
@@ -104,8 +109,8 @@ test('the TLS settings are declared once: Ruby writes only declared keys, the tr
 test('open and starttls take declared TLS settings as they are, and refuse others with an ArgumentError naming them', () => {
   const specs = [];
   const transport = {
-    open: (_bridge, spec) => (specs.push(spec), 'errno\nECONNREFUSED'),
-    upgrade: (_bridge, _conn, spec) => (specs.push(spec), 'errno\nECONNRESET'),
+    open: (_bridge, spec) => (specs.push(spec), bridgeConstants.failureLines({ kind: 'errno', detail: 'ECONNREFUSED' })),
+    upgrade: (_bridge, _conn, spec) => (specs.push(spec), bridgeConstants.failureLines({ kind: 'errno', detail: 'ECONNRESET' })),
     blocking: true,
   };
   const bridge = new Bridge({ buffer: new ArrayBuffer(0) }, { profile: '4.0', wasmCodec: null }, transport);
@@ -122,4 +127,75 @@ test('open and starttls take declared TLS settings as they are, and refuse other
   assert.deepEqual(specs[1].tls, { verify: false, servername: 'proxy.test' });
   bridge.conns.set(8, { closed: false, peer: { host: 'example.test', port: 443 }, close() {} });
   assert.equal(bridge.starttls(8, JSON.stringify({ verfy: false }), -1), '!ArgumentError\nverfy is not a TLS setting');
+});
+
+// Values of each of schema/bridge.mjs `lines`, as the two sides write
+// them: one of each shape (values left out at the end, empty ones, a
+// nested one, lines in a rest).
+const SAMPLES = {
+  failure: [
+    { kind: 'Errno::ECONNRESET', detail: '' },
+    { kind: 'ssl', detail: 'SSL_connect returned=1 errno=0 peeraddr=127.0.0.1:443 state=error: certificate verify failed' },
+    { kind: 'IOError', detail: 'two\nlines' },
+    { kind: 'IOError' },
+  ],
+  local: [{ host: '127.0.0.1', port: 0 }, { host: '', port: 8080 }],
+  open: [
+    { id: 3, family: 'AF_INET', address: '127.0.0.1', port: 40000 },
+    { id: 4, family: 'AF_INET6', address: '::1', port: 1, reused: true, cert: '' },
+    {
+      id: 5, family: 'AF_INET', address: '10.0.0.2', port: 2, reused: false, cert: 'MIIBAA==',
+      check: { peer: '[::1]:443', chain: 'QQ==,Qg==', nameOk: true, trusted: '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----' },
+    },
+  ],
+  upgraded: [{ reused: false, cert: 'MIIBAA==' }, { reused: true, cert: '', check: { peer: '127.0.0.1:8443', chain: '', nameOk: false, trusted: '' } }],
+  peerCheck: [{ peer: '127.0.0.1:443', chain: 'QQ==', nameOk: false, trusted: 'a\nb\nc' }],
+  listening: [{ id: 9, family: 'AF_INET', address: '0.0.0.0', port: 33000 }],
+  accepted: [{ id: 10, family: 'AF_INET6', address: '::1', port: 33000, peerAddress: '::1', peerPort: 51000 }],
+};
+const cap = (s) => s[0].toUpperCase() + s.slice(1);
+const snake = (s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+// a sample as read back: every declared field, undefined where left out
+const full = (name, v) =>
+  Object.fromEntries(lines[name].fields.map(([f, type]) => [f, v[f] !== undefined && lines[type] ? full(type, v[f]) : v[f]]));
+
+test('every declared lines format has samples here', () => {
+  assert.deepEqual(Object.keys(SAMPLES).sort(), Object.keys(lines).sort());
+});
+
+test('lines: the generated JS writer and reader agree, and a value left out ends the String', () => {
+  for (const [name, samples] of Object.entries(SAMPLES)) {
+    for (const v of samples) {
+      const s = bridgeConstants[`${name}Lines`](v);
+      assert.equal(typeof s, 'string');
+      assert.deepEqual(bridgeConstants[`read${cap(name)}Lines`](s), full(name, v), `${name}: ${JSON.stringify(s)}`);
+    }
+  }
+  assert.equal(bridgeConstants.openLines({ id: 3, family: 'AF_INET', address: '127.0.0.1', port: 40000 }), '3\nAF_INET\n127.0.0.1\n40000');
+  assert.equal(bridgeConstants.failureLines({ kind: 'timeout', detail: '' }), 'timeout\n');
+});
+
+test("lines: Ruby's generated Structs read what JS writes and write it back byte for byte (Debian's ruby)", () => {
+  const written = Object.entries(SAMPLES).flatMap(([name, samples]) => samples.map((v) => [name, bridgeConstants[`${name}Lines`](v)]));
+  const program = `
+require 'json'
+require ${JSON.stringify(fileURLToPath(new URL('net_http_wasm/constants.rb', root)))}
+deep = ->(v) { v.is_a?(Struct) ? v.to_h.transform_values(&deep) : v }
+out = JSON.parse($stdin.read).map do |name, s|
+  klass = NetHttpWasm::Lines.const_get(name[0].upcase + name[1..])
+  v = klass.read(s)
+  [deep.(v), v.to_s]
+end
+print JSON.generate(out)`;
+  const r = spawnSync('ruby', ['-e', program], { input: JSON.stringify(written), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  written.forEach(([name, s], i) => {
+    const [values, back] = out[i];
+    assert.equal(back, s, `${name}: Ruby wrote back another String`);
+    // the same values under Ruby's names (nil for what was left out)
+    const expect = (n, v) => Object.fromEntries(lines[n].fields.map(([f, type]) => [snake(f), v[f] === undefined ? null : lines[type] ? expect(type, v[f]) : v[f]]));
+    const sample = SAMPLES[name][written.slice(0, i).filter(([n]) => n === name).length];
+    assert.deepEqual(values, expect(name, sample), `${name}: ${JSON.stringify(s)}`);
+  });
 });

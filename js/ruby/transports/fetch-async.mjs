@@ -1,7 +1,8 @@
 // The browser transport: each request the codec writes becomes one fetch(),
 // and each response HTTP/1.1 bytes for the same parser. Browsers have no
 // sockets; the page's origin must be allowed by the server (CORS).
-import { Conn } from '../conn.mjs';
+import { Conn, NO_LOCAL_END } from '../conn.mjs';
+import { failureLines } from '../constants.mjs';
 import { RequestBytes, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A "connection" that turns each request the codec writes into one fetch()
@@ -108,9 +109,9 @@ export function fetchTransport(fetchFn) {
   return {
     blocking: false,
     open(bridge, spec) {
-      if (!fetchFn) return Promise.resolve('IOError\nfetch() is not available');
+      if (!fetchFn) return Promise.resolve(failureLines({ kind: 'IOError', detail: 'fetch() is not available' }));
       const conn = new FetchConn(bridge, fetchFn, spec.tls ? 'https' : 'http', spec.host, spec.port);
-      return Promise.resolve({ conn, info: 'AF_INET\n0.0.0.0\n0' });
+      return Promise.resolve({ conn, info: NO_LOCAL_END });
     },
     close() {},
   };

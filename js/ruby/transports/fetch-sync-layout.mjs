@@ -23,7 +23,7 @@ export const FRAME_MAX = 64 * 1024;
 
 // Frame types: F_PAD (the rest of the ring up to its end is skipped),
 // F_DATA (bytes of the response: its head as HTTP/1.1, then its body),
-// F_END (the body is whole), F_ERROR ("Class\nmessage").
+// F_END (the body is whole), F_ERROR (lines.failure of schema/bridge.mjs).
 export const F_PAD = 0;
 export const F_DATA = 1;
 export const F_END = 2;

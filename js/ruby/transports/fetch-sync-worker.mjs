@@ -6,6 +6,7 @@
 // is full this Worker waits (Atomics.waitAsync) for the VM's thread to
 // read: a body is held here a ring at most, however large.
 import { responseHead, fetchFailed, REDIRECTED } from './fetch-map.mjs';
+import { failureLines } from '../constants.mjs';
 import { RING, MASK, W, R, HELPER, CANCEL, FRAME_MAX, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
 
 const encoder = new TextEncoder();
@@ -40,11 +41,11 @@ async function run({ id, url, method, headers, body, buffer }) {
       // Net::HTTP has no cache, and does not follow redirects
       res = await fetch(url, { method, headers, body, redirect: 'manual', cache: 'no-store', signal: aborter.signal });
     } catch (e) {
-      await put(out, F_ERROR, encoder.encode(`NetHttpWasm::FetchError\n${fetchFailed(e)}`));
+      await put(out, F_ERROR, encoder.encode(failureLines({ kind: 'NetHttpWasm::FetchError', detail: fetchFailed(e) })));
       return;
     }
     if (res.type === 'opaqueredirect') {
-      await put(out, F_ERROR, encoder.encode(`NetHttpWasm::FetchError\n${REDIRECTED}`));
+      await put(out, F_ERROR, encoder.encode(failureLines({ kind: 'NetHttpWasm::FetchError', detail: REDIRECTED })));
       return;
     }
     const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)));
@@ -56,7 +57,7 @@ async function run({ id, url, method, headers, body, buffer }) {
         try {
           r = await reader.read();
         } catch {
-          await put(out, F_ERROR, encoder.encode('Errno::ECONNRESET\n'));
+          await put(out, F_ERROR, encoder.encode(failureLines({ kind: 'Errno::ECONNRESET', detail: '' })));
           return;
         }
         if (r.done) break;

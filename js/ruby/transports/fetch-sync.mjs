@@ -20,7 +20,8 @@
 // streams request bodies only over HTTP/2). The request and response are
 // mapped as the other browser transports map them (fetch-map.mjs); the
 // page's origin must be allowed by the server (CORS).
-import { Conn } from '../conn.mjs';
+import { Conn, NO_LOCAL_END } from '../conn.mjs';
+import { readFailureLines } from '../constants.mjs';
 import { Pending } from '../pending.mjs';
 import { RequestBytes, requestFields, requestBody, origin } from './fetch-map.mjs';
 import { xhrSyncTransport } from './xhr-sync.mjs';
@@ -98,9 +99,8 @@ class StreamConn extends Conn {
       // (onData copies what it keeps: the ring's bytes are the helper's again after advance)
       if (type === F_DATA) this.onData(payload, true);
       else if (type === F_ERROR) {
-        const text = utf8.decode(payload.slice());
-        const k = text.indexOf('\n');
-        this.onError(text.slice(0, k), text.slice(k + 1));
+        const { kind, detail } = readFailureLines(utf8.decode(payload.slice()));
+        this.onError(kind, detail || '');
       } else if (type === F_END) this.onEnd();
       this.advance(5 + n);
       if (type !== F_DATA) {
@@ -257,7 +257,7 @@ export function fetchSyncTransport() {
     ready: io.ready,
     open(bridge, spec) {
       if (!started()) return xhr.open(bridge, spec);
-      return { conn: new StreamConn(bridge, io, spec.tls ? 'https' : 'http', spec.host, spec.port), info: 'AF_INET\n0.0.0.0\n0' };
+      return { conn: new StreamConn(bridge, io, spec.tls ? 'https' : 'http', spec.host, spec.port), info: NO_LOCAL_END };
     },
     block: (conn, ready, ms, once) => (viaXhr(conn) ? xhr.block(conn, ready, ms) : io.block(conn, ready, ms, once)),
     blockForRoom: (conn, ready, ms) => (viaXhr(conn) ? xhr.block(conn, ready, ms) : io.block(conn, ready, ms)),

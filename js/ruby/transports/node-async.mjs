@@ -5,9 +5,11 @@
 // quick answer (node-fd.mjs): one that comes within POLL_MS is taken with
 // no fiber switch and no turn of the loop.
 import { lookup } from 'node:dns';
-import { connect, socketError, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { connect, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { socketError } from './node-errors.mjs';
 import { Conn } from '../conn.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
+import { failureLines } from '../constants.mjs';
 import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
@@ -142,9 +144,9 @@ export function nodeAsyncTransport() {
       });
     },
     resolve(host) {
-      return new Promise((done) => lookup(host, { all: true }, (err, addresses) => done(err ? `!${err.code}` : addresses.map((a) => a.address).join('\n'))));
+      return new Promise((done) => lookup(host, { all: true }, (err, addresses) => done(err ? `!${failureLines({ kind: 'resolve', detail: err.code })}` : addresses.map((a) => a.address).join('\n'))));
     },
-    // TCPServer: { listener, info }, or "errno\nCODE" (a promise of it)
+    // TCPServer: { listener, info }, or a failure (a promise of it)
     listen(bridge, spec) {
       return new Promise((resolve) => listen(spec, (l, info) => resolve(l ? { listener: l, info } : info)));
     },

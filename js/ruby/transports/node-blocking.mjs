@@ -246,14 +246,14 @@ class BlockingIO {
     this.early.delete(id);
     if (!a.ok) return null;
     const fd = a.fd ?? -1;
-    const [, , , host, port] = a.info.split('\n');
+    const { peerAddress: host, peerPort: port } = a.info;
     const conn = new WorkerConn(bridge, this, id, fd, a.lock, fd >= 0 ? pollPolicy({ host, port }) : null);
     this.conns.set(id, conn);
     for (const ev of early) deliver(conn, ev);
     return { conn, info: a.info };
   }
 
-  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!CODE".
+  // IPSocket.getaddress, Resolv: the addresses, one a line, or "!" and a failure (kind resolve).
   resolve(host) {
     const id = this.nextId++;
     this.post({ op: 'lookup', id, host });

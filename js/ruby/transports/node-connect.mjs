@@ -1,104 +1,22 @@
-// Opening a TCP or TLS connection with node:net / node:tls, and the names
-// Ruby gives to what can go wrong. Used by both Node transports (the
+// Opening a TCP or TLS connection with node:net / node:tls, and the
+// failures of opening as Ruby names them (schema/bridge.mjs lines.failure;
+// node-errors.mjs words them). Used by both Node transports (the
 // event-loop one in node-async.mjs and the blocking one's I/O thread in
-// node-io-worker.mjs); the only place that knows Node's socket errors.
+// node-io-worker.mjs).
 import net from 'node:net';
 import tls from 'node:tls';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf } from './errno.mjs';
+import { sslMessage, isIpAddress, unbracket } from './node-errors.mjs';
 import { connectedNow } from './node-fd.mjs';
 import { stopStreamReads } from './node-internals.mjs';
-
-const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+import { failureLines } from '../constants.mjs';
 
 // Both transports hand writes to the socket in pieces of this size and
 // report each one the OS has taken (Conn#onFlushed): a writer waiting for
 // room (Net::HTTP's write_timeout) sees the peer's progress.
 export const WRITE_PIECE = 64 * 1024;
-
-
-/** [Ruby class, message] for an error on an open socket. */
-export function socketError(e) {
-  const code = errnoOf(e);
-  if (code) return [`Errno::${code}`, ''];
-  // TLS after the handshake (an alert: the server wanted a client
-  // certificate...): what MRI's SSLSocket#sysread raises
-  const reason = e && typeof e.code === 'string' && e.code.startsWith('ERR_SSL_') ? e.reason || String(e.message).split(':')[5] : null;
-  if (reason) return ['OpenSSL::SSL::SSLError', `SSL_read: ${mriReason(reason)}`];
-  return ['IOError', e && e.message ? e.message : String(e)];
-}
-
-// OpenSSL's wording for what Node reports while verifying a certificate.
-const VERIFY_TEXT = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'self-signed certificate',
-  SELF_SIGNED_CERT_IN_CHAIN: 'self-signed certificate in certificate chain',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'unable to verify the first certificate',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'unable to get local issuer certificate',
-  UNABLE_TO_GET_ISSUER_CERT: 'unable to get issuer certificate',
-  CERT_HAS_EXPIRED: 'certificate has expired',
-  CERT_NOT_YET_VALID: 'certificate is not yet valid',
-  CERT_REVOKED: 'certificate revoked',
-  CERT_UNTRUSTED: 'certificate not trusted',
-  CERT_REJECTED: 'certificate rejected',
-};
-
-function sslMessage(e, host, port, name = host, address = null) {
-  const code = e && e.code;
-  // (the address connected to, as MRI's peeraddr=)
-  const peer = `peeraddr=${address || host}:${port}`;
-  if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') {
-    // OpenSSL checks a name in the handshake (net/http gives it the name,
-    // not an IP address, which post_connection_check checks after)
-    if (isIpAddress(unbracket(name))) return `hostname "${name}" does not match the server certificate`;
-    return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (hostname mismatch)`;
-  }
-  if (code && VERIFY_TEXT[code]) {
-    return `SSL_connect returned=1 errno=0 ${peer} state=error: certificate verify failed (${VERIFY_TEXT[code]})`;
-  }
-  const reason = (e && e.reason) || (e && e.message) || String(e);
-  return `SSL_connect returned=1 errno=0 ${peer} state=error: ${mriReason(reason)}`;
-}
-
-// OpenSSL 3.0's words for a TLS alert, which MRI linked with it (Debian
-// 12's) says, whatever the runtime's TLS library calls it: OpenSSL 3.2 and
-// later (Node 22+) renamed the alerts SSLv3 defined ("ssl/tls alert
-// handshake failure" for "sslv3 alert handshake failure"), BoringSSL (Bun)
-// gives the reason's name (SSLV3_ALERT_HANDSHAKE_FAILURE), or
-// "reason(1000 + the alert's number)" for one it has no name for, rustls
-// (Deno) the alert's ("received fatal alert: HandshakeFailure").
-const ALERTS = [
-  [10, 'sslv3 alert unexpected message'], [20, 'sslv3 alert bad record mac'], [21, 'tlsv1 alert decryption failed'],
-  [22, 'tlsv1 alert record overflow'], [30, 'sslv3 alert decompression failure'], [40, 'sslv3 alert handshake failure'],
-  [41, 'sslv3 alert no certificate'], [42, 'sslv3 alert bad certificate'], [43, 'sslv3 alert unsupported certificate'],
-  [44, 'sslv3 alert certificate revoked'], [45, 'sslv3 alert certificate expired'], [46, 'sslv3 alert certificate unknown'],
-  [47, 'sslv3 alert illegal parameter'], [48, 'tlsv1 alert unknown ca'], [49, 'tlsv1 alert access denied'],
-  [50, 'tlsv1 alert decode error'], [51, 'tlsv1 alert decrypt error'], [60, 'tlsv1 alert export restriction'],
-  [70, 'tlsv1 alert protocol version'], [71, 'tlsv1 alert insufficient security'], [80, 'tlsv1 alert internal error'],
-  [86, 'tlsv1 alert inappropriate fallback'], [90, 'tlsv1 alert user cancelled'], [100, 'tlsv1 alert no renegotiation'],
-  [109, 'tlsv13 alert missing extension'], [110, 'tlsv1 unsupported extension'], [111, 'tlsv1 certificate unobtainable'],
-  [112, 'tlsv1 unrecognized name'], [113, 'tlsv1 bad certificate status response'], [114, 'tlsv1 bad certificate hash value'],
-  [115, 'tlsv1 alert unknown psk identity'], [116, 'tlsv13 alert certificate required'], [120, 'tlsv1 alert no application protocol'],
-];
-const ALERT_BY_NAME = new Map(ALERTS.map(([, text]) => [alertKey(text), text]));
-const ALERT_BY_NUMBER = new Map(ALERTS);
-
-// An alert's name without its protocol's prefix, letters only, US spelling.
-function alertKey(text) {
-  return text
-    .toLowerCase()
-    .replace(/^(received fatal alert: |ssl\/tls[ _]alert[ _]|sslv3[ _]alert[ _]|tlsv13?[ _](alert[ _])?)/, '')
-    .replace(/[^a-z]/g, '')
-    .replace('unrecognised', 'unrecognized')
-    .replace('canceled', 'cancelled');
-}
-
-function mriReason(reason) {
-  const n = /^reason\((\d+)\)$/.exec(reason);
-  if (n) return ALERT_BY_NUMBER.get(Number(n[1]) - 1000) || reason;
-  if (!/alert/i.test(reason) && !/^TLSV1_/.test(reason)) return reason;
-  return ALERT_BY_NAME.get(alertKey(reason)) || reason;
-}
 
 // Secure contexts by their settings: building one from every root
 // certificate costs tens of milliseconds, so each is built once.
@@ -152,15 +70,6 @@ function secureContext(settings) {
   return ctx;
 }
 
-function isIpAddress(h) {
-  return IPV4.test(h) || h.includes(':');
-}
-
-// An IPv6 address as Ruby writes it in a URI ("[::1]"), as sockets take it.
-function unbracket(h) {
-  return h.startsWith('[') && h.endsWith(']') ? h.slice(1, -1) : h;
-}
-
 // net.connect's options for a plain connection to spec's host, from spec's
 // local end when given.
 function plainOptions({ host, port, localAddress, localPort }) {
@@ -170,10 +79,13 @@ function plainOptions({ host, port, localAddress, localPort }) {
   return o;
 }
 
-// The failure text of an open whose connect(2) failed (see connect).
+// A failure of kind with detail (schema/bridge.mjs lines.failure).
+const failure = (kind, detail) => failureLines({ kind, detail });
+
+// The failure of an open whose connect(2) failed (see connect).
 function connectFailure(e) {
   const code = errnoOf(e);
-  return code ? `errno\n${code}` : `IOError\n${e && e.message}`;
+  return code ? failure('errno', code) : failure('IOError', e && e.message);
 }
 
 function tlsOptions(base, settings, connectHost) {
@@ -247,10 +159,10 @@ export function tlsSession(socket) {
 }
 
 /**
- * For a verify_callback: "peer\nchain\nnameOk\ntrusted", peer the
+ * For a verify_callback (schema/bridge.mjs lines.peerCheck): peer the
  * address connected to as OpenSSL's errors name it (peeraddr=), chain the certificates
  * the peer presented, leaf first (DER in base64, comma-separated), nameOk
- * "1" when the leaf matches the name Net::HTTP checks (Node's rule, as
+ * whether the leaf matches the name Net::HTTP checks (Node's rule, as
  * without a callback), trusted the PEMs the connection trusts.
  */
 function peerChain(socket, settings, connectHost) {
@@ -262,20 +174,21 @@ function peerChain(socket, settings, connectHost) {
   }
   const name = settings.servername ? unbracket(settings.servername) : connectHost;
   const leaf = socket.getPeerCertificate();
-  const nameOk = leaf && leaf.raw && !tls.checkServerIdentity(name, leaf) ? 1 : 0;
+  const nameOk = !!(leaf && leaf.raw && !tls.checkServerIdentity(name, leaf));
   const a = socket.remoteAddress || '';
   const peer = `${a.includes(':') ? `[${a}]` : a}:${socket.remotePort}`;
-  return `${peer}\n${ders.join(',')}\n${nameOk}\n${trustedCertificates(settings).join('\n')}`;
+  return { peer, chain: ders.join(','), nameOk, trusted: trustedCertificates(settings).join('\n') };
 }
 
 /**
  * Connects to host:port (TLS when `settings` is given: the JSON of
  * NetHttpWasm.tls_params), from localAddress:localPort when given; with
  * `socket`, starts TLS over that connected socket instead (a tunnel
- * through a proxy). `done(socket, info)` on success, with info
- * "family\naddress\nport"; `done(null, "kind\ndetail")` on failure, kind
- * one of timeout, ssltimeout, errno, resolve, ssl or a Ruby class name (see
- * NetHttpWasm::Socket.open). MRI times the TCP connect and the TLS handshake
+ * through a proxy). `done(socket, info)` on success, info the values of
+ * open's reply after the id (schema/bridge.mjs lines.open: family, address,
+ * port; with TLS reused, cert and, with settings.chain, check); `done(null,
+ * failure)` on failure (lines.failure: kind one of failureKinds or a Ruby
+ * class name). MRI times the TCP connect and the TLS handshake
  * separately; the handshake's timeout is a bare Net::OpenTimeout.
  */
 export function connect(spec, done) {
@@ -289,7 +202,7 @@ export function connect(spec, done) {
     };
     const gone = () => {
       over.removeListener('connect', go);
-      done(null, 'IOError\nclosed stream');
+      done(null, failure('IOError', 'closed stream'));
     };
     over.once('connect', go);
     over.once('close', gone);
@@ -304,9 +217,9 @@ export function connect(spec, done) {
     if (timer) clearTimeout(timer);
     done(s, info);
   };
-  const fail = (text) => {
+  const fail = (kind, detail) => {
     if (socket) socket.destroy();
-    finish(null, text);
+    finish(null, failure(kind, detail));
   };
   const connectHost = unbracket(host);
   const base = over ? { socket: over } : plainOptions(spec);
@@ -319,16 +232,19 @@ export function connect(spec, done) {
       socket = connectAtOnce(base, connectHost, family);
       const now = connectedNow(socket);
       if (now === true) return finish(socket, socketInfo(socket));
-      if (now) return fail(connectFailure(now));
+      if (now) {
+        socket.destroy();
+        return finish(null, connectFailure(now));
+      }
     } else if (settings && settings.noProtocols) {
       // no version left to offer: OpenSSL fails the handshake before sending anything
-      const refuse = (s) => fail(`ssl\nSSL_connect returned=1 errno=0 peeraddr=${s.remoteAddress}:${port} state=error: no protocols available`);
+      const refuse = (s) => fail('ssl', `SSL_connect returned=1 errno=0 peeraddr=${s.remoteAddress}:${port} state=error: no protocols available`);
       if (over) return refuse(over);
       event = 'noProtocols';
       socket = net.connect(base);
       socket.once('connect', () => refuse(socket));
     } else if (settings && settings.server) {
-      if (!over) return finish(null, 'IOError\na TLS server starts over an accepted connection');
+      if (!over) return finish(null, failure('IOError', 'a TLS server starts over an accepted connection'));
       event = 'secure';
       socket = serverSocket(over, settings);
     } else if (settings) {
@@ -337,7 +253,7 @@ export function connect(spec, done) {
       try {
         o = tlsOptions(base, settings, connectHost);
       } catch (e) {
-        if (e && (e.code === 'ENOENT' || e.code === 'ENOTDIR')) return finish(null, `Errno::${e.code}\n${e.path}`);
+        if (e && (e.code === 'ENOENT' || e.code === 'ENOTDIR')) return finish(null, failure(`Errno::${e.code}`, e.path));
         throw e;
       }
       socket = tls.connect(o);
@@ -346,7 +262,7 @@ export function connect(spec, done) {
       socket = net.connect(base);
     }
   } catch (e) {
-    return fail(`IOError\n${e && e.message}`);
+    return fail('IOError', e && e.message);
   }
   let tcpUp = !!over;
   // (the address connected to, for OpenSSL's error texts: gone once the socket is)
@@ -355,27 +271,27 @@ export function connect(spec, done) {
     tcpUp = true;
     remote = socket.remoteAddress;
   });
-  if (timeoutMs != null && timeoutMs >= 0) timer = setTimeout(() => fail(settings && tcpUp ? 'ssltimeout\n' : 'timeout\n'), timeoutMs);
+  if (timeoutMs != null && timeoutMs >= 0) timer = setTimeout(() => fail(settings && tcpUp ? 'ssltimeout' : 'timeout', ''), timeoutMs);
   const onError = (e) => {
     const code = errnoOf(e);
     // (a server's handshake: OpenSSL's SSL_accept)
-    if (settings && settings.server && !code) return fail(`ssl\n${sslMessage(e, host, port, host, remote).replace(/^SSL_connect/, 'SSL_accept')}`);
+    if (settings && settings.server && !code) return fail('ssl', sslMessage(e, host, port, host, remote).replace(/^SSL_connect/, 'SSL_accept'));
     if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
-      fail(`resolve\n${code}`);
+      fail('resolve', code);
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
-      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress))}`);
+      fail('ssl', sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress)));
     } else if (code) {
-      fail(`errno\n${code}`);
+      fail('errno', code);
     } else if (settings) {
-      fail(`ssl\n${sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress))}`);
+      fail('ssl', sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress)));
     } else {
-      fail(`IOError\n${e && e.message}`);
+      fail('IOError', e && e.message);
     }
   };
   socket.once('error', onError);
   // a client that goes away in a server's handshake (Node reports no error)
   if (settings && settings.server) {
-    const gone = () => fail(`ssl\nSSL_accept SYSCALL returned=5 errno=0 peeraddr=${remote}:${port} state=error: unexpected eof while reading`);
+    const gone = () => fail('ssl', `SSL_accept SYSCALL returned=5 errno=0 peeraddr=${remote}:${port} state=error: unexpected eof while reading`);
     socket.once('end', gone);
     socket.once('close', gone);
   }
@@ -386,13 +302,14 @@ export function connect(spec, done) {
     }
     socket.removeListener('error', onError);
     const refused = settings && settings.server && clientRefused(socket, settings);
-    if (refused) return fail(`ssl\nSSL_accept returned=1 errno=0 peeraddr=${remote}:${port} state=error: ${refused}`);
-    let info = socketInfo(socket);
+    if (refused) return fail('ssl', `SSL_accept returned=1 errno=0 peeraddr=${remote}:${port} state=error: ${refused}`);
+    const info = socketInfo(socket);
     if (settings) {
-      // for SSLSocket#session_reused? and #peer_cert: "1"/"0", the DER in base64
+      // for SSLSocket#session_reused? and #peer_cert: the DER in base64
       const cert = socket.getPeerCertificate();
-      info += `\n${socket.isSessionReused() ? 1 : 0}\n${cert && cert.raw ? cert.raw.toString('base64') : ''}`;
-      if (settings.chain) info += `\n${peerChain(socket, settings, connectHost)}`;
+      info.reused = socket.isSessionReused();
+      info.cert = cert && cert.raw ? cert.raw.toString('base64') : '';
+      if (settings.chain) info.check = peerChain(socket, settings, connectHost);
     }
     finish(socket, info);
   });
@@ -416,7 +333,7 @@ export function connectHere(spec) {
   try {
     socket = connectAtOnce(base, address, family);
   } catch (e) {
-    return `IOError\n${e && e.message}`;
+    return failure('IOError', e && e.message);
   }
   // (errors come through the fd's system calls)
   socket.on('error', () => {});
@@ -427,10 +344,10 @@ export function connectHere(spec) {
   return now ? connectFailure(now) : null;
 }
 
-// "family\naddress\nport" of the connection's local end.
+// The connection's local end: { family, address, port } (lines.open).
 function socketInfo(socket) {
   const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
-  return `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}`;
+  return { family, address: socket.localAddress || '', port: socket.localPort || 0 };
 }
 
 // net.connect for an IP address defers connect(2) to the next tick; given

@@ -4,7 +4,7 @@
 // quick answer (node-blocking.mjs from the VM's thread, node-async.mjs in
 // the loop's thread) before they wait for one.
 import { readSync, writeSync } from 'node:fs';
-import { socketError } from './node-connect.mjs';
+import { socketError } from './node-errors.mjs';
 import { socketFd, tcpFd, setNoDelayNow } from './node-internals.mjs';
 
 // How long a wait polls a connection before it sleeps: an answer from a

@@ -10,14 +10,17 @@
 // (0 free, 1 in use by the Ruby thread, 2 closed).
 import { workerData } from 'node:worker_threads';
 import { lookup } from 'node:dns';
-import { connect, socketError, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { connect, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { socketError } from './node-errors.mjs';
 import { fdOf, resetAtEnd } from './node-fd.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
+import { failureLines } from '../constants.mjs';
 import { stopStreamReads, guardDestroy, restoreStream, readStop, readStart } from './node-internals.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
 const servers = new Map(); // listener id → Listener (TCPServer)
+const CLOSED = failureLines({ kind: 'IOError', detail: 'closed stream' });
 
 // Posts an event and wakes the Ruby thread; `wake` false: it is taken at
 // the next pump (ctl[1] says the Ruby thread waits for room to write, so
@@ -130,14 +133,14 @@ port.on('message', (m) => {
           if (s) sendSession(m.id, s);
         });
       } catch (e) {
-        post({ t: 'open', id: m.id, ok: false, info: `IOError\n${e && e.message}` });
+        post({ t: 'open', id: m.id, ok: false, info: failureLines({ kind: 'IOError', detail: e && e.message }) });
       }
       break;
     case 'starttls': {
       // TLS over connection m.old, which becomes m.id
       const old = sockets.get(m.old);
       if (!old || old.destroyed) {
-        post({ t: 'open', id: m.id, ok: false, info: 'IOError\nclosed stream' });
+        post({ t: 'open', id: m.id, ok: false, info: CLOSED });
         break;
       }
       sockets.delete(m.old);
@@ -167,7 +170,7 @@ port.on('message', (m) => {
       break;
     }
     case 'lookup':
-      lookup(m.host, { all: true }, (err, addresses) => post({ t: 'lookup', id: m.id, info: err ? `!${err.code}` : addresses.map((a) => a.address).join('\n') }));
+      lookup(m.host, { all: true }, (err, addresses) => post({ t: 'lookup', id: m.id, info: err ? `!${failureLines({ kind: 'resolve', detail: err.code })}` : addresses.map((a) => a.address).join('\n') }));
       break;
     case 'write':
       // in pieces, each reported when the OS has taken it
@@ -202,7 +205,7 @@ port.on('message', (m) => {
       const l = servers.get(m.sid);
       const s = l && l.take();
       if (!s) {
-        post({ t: 'open', id: m.id, ok: false, info: 'IOError\nclosed stream' });
+        post({ t: 'open', id: m.id, ok: false, info: CLOSED });
         break;
       }
       sockets.set(m.id, s);

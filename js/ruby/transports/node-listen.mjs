@@ -6,6 +6,7 @@
 // meanwhile comes first).
 import net from 'node:net';
 import { errnoOf } from './errno.mjs';
+import { failureLines } from '../constants.mjs';
 
 export class Listener {
   constructor(server) {
@@ -57,15 +58,16 @@ export class Listener {
 
 /**
  * Listens on spec.host:spec.port (host '' : every address) with
- * spec.backlog; `done(listener, "family\naddress\nport")`, or
- * `done(null, "errno\nCODE")`. Accepted connections may be half-closed
+ * spec.backlog; `done(listener, { family, address, port })` (the values
+ * of listen's reply after the id, schema/bridge.mjs lines.listening), or
+ * `done(null, failure)` (lines.failure, kind errno). Accepted connections may be half-closed
  * by the peer and still written (allowHalfOpen), as a socket of MRI's;
  * `paused`: Node does not read them (their bytes stay in the kernel)
  * until their stream is resumed.
  */
 export function listen(spec, done, paused = false) {
   const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: paused });
-  const failed = (e) => done(null, `errno\n${errnoOf(e) || 'EADDRNOTAVAIL'}`);
+  const failed = (e) => done(null, failureLines({ kind: 'errno', detail: errnoOf(e) || 'EADDRNOTAVAIL' }));
   server.once('error', failed);
   const o = { port: spec.port, backlog: spec.backlog > 0 ? spec.backlog : 511 };
   if (spec.host) o.host = spec.host;
@@ -74,15 +76,16 @@ export function listen(spec, done, paused = false) {
       server.removeListener('error', failed);
       server.on('error', () => {});
       const a = server.address();
-      done(new Listener(server), `${a.family === 'IPv6' ? 'AF_INET6' : 'AF_INET'}\n${a.address}\n${a.port}`);
+      done(new Listener(server), { family: a.family === 'IPv6' ? 'AF_INET6' : 'AF_INET', address: a.address, port: a.port });
     });
   } catch (e) {
-    done(null, `errno\n${errnoOf(e) || 'EINVAL'}`);
+    done(null, failureLines({ kind: 'errno', detail: errnoOf(e) || 'EINVAL' }));
   }
 }
 
-// "family\nlocal address\nlocal port\npeer address\npeer port" of an accepted socket.
+// An accepted socket's ends: the values of accept's reply after the id
+// (schema/bridge.mjs lines.accepted).
 export function acceptedInfo(socket) {
   const family = socket.localAddress && socket.localAddress.includes(':') ? 'AF_INET6' : 'AF_INET';
-  return `${family}\n${socket.localAddress || ''}\n${socket.localPort || 0}\n${socket.remoteAddress || ''}\n${socket.remotePort || 0}`;
+  return { family, address: socket.localAddress || '', port: socket.localPort || 0, peerAddress: socket.remoteAddress || '', peerPort: socket.remotePort || 0 };
 }

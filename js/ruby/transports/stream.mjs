@@ -1,7 +1,8 @@
 // A transport over connections the caller makes: installNetHttp(vm,
 // { transport: ({ host, port, tls, timeoutMs }) => Promise<stream> }) where a
 // stream is { write(u8), close(), and onData / onEnd / onError set by us }.
-import { Conn } from '../conn.mjs';
+import { Conn, NO_LOCAL_END } from '../conn.mjs';
+import { failureLines } from '../constants.mjs';
 import { errnoOf } from './errno.mjs';
 
 // A connection over a user-supplied duplex: { write(u8), close(), onData, onEnd, onError }.
@@ -30,10 +31,10 @@ export function streamTransport(makeStream) {
     blocking: false,
     open(bridge, spec) {
       return Promise.resolve(makeStream(spec)).then(
-        (stream) => ({ conn: new StreamConn(bridge, stream), info: 'AF_INET\n0.0.0.0\n0' }),
+        (stream) => ({ conn: new StreamConn(bridge, stream), info: NO_LOCAL_END }),
         (e) => {
           const code = errnoOf(e);
-          return code ? `errno\n${code}` : `IOError\n${e && e.message}`;
+          return code ? failureLines({ kind: 'errno', detail: code }) : failureLines({ kind: 'IOError', detail: e && e.message });
         },
       );
     },

@@ -25,7 +25,8 @@
 //   was asked for the other URL).
 // - there is no cache mode: a response the browser's cache may give
 //   (Cache-Control, Expires) can come from there.
-import { Conn } from '../conn.mjs';
+import { Conn, NO_LOCAL_END } from '../conn.mjs';
+import { failureLines } from '../constants.mjs';
 import { concatAll } from '../../bytes.mjs';
 import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
@@ -122,8 +123,8 @@ export function xhrSyncTransport(XHR) {
   return {
     blocking: true,
     open(bridge, spec) {
-      if (!XHR) return 'IOError\nXMLHttpRequest is not available (the blocking transport needs a dedicated Worker)';
-      return { conn: new XhrConn(bridge, XHR, spec.tls ? 'https' : 'http', spec.host, spec.port, spec.timeoutMs), info: 'AF_INET\n0.0.0.0\n0' };
+      if (!XHR) return failureLines({ kind: 'IOError', detail: 'XMLHttpRequest is not available (the blocking transport needs a dedicated Worker)' });
+      return { conn: new XhrConn(bridge, XHR, spec.tls ? 'https' : 'http', spec.host, spec.port, spec.timeoutMs), info: NO_LOCAL_END };
     },
     // Every wait sends the request, if it has not gone, and has its answer:
     // what has not come then never will.
