@@ -22,33 +22,18 @@
 //   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--isolated] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
-import { startWorkerServers } from '../tests/support/browser/worker-server.mjs';
-import { skip, launchChromium, newLoggedPage } from '../tests/support/chromium.mjs';
+import { counts, openBenchPage, takeTurns } from './browser-bench.mjs';
 
 const opt = options(import.meta.url, { valued: ['ruby', 'n', 'passes', 'warmup', 'json'], flags: ['isolated'] });
 const isolated = opt.has('isolated');
 const ruby = opt.get('ruby', '4.0');
-const n = Number(opt.get('n', 200));
-const passes = Number(opt.get('passes', 7));
-const warmup = Number(opt.get('warmup', 300));
 const jsonFile = opt.get('json', null);
 if (!['4.0', '3.4'].includes(ruby)) throw new Error(`--ruby must be 4.0 or 3.4, not ${ruby}`);
-for (const [name, v] of [['n', n], ['passes', passes], ['warmup', warmup]]) {
-  if (!Number.isInteger(v) || v < (name === 'warmup' ? 0 : 1)) throw new Error(`--${name} must be a whole number${name === 'warmup' ? '' : ' above 0'}, not ${opt.get(name)}`);
-}
-if (skip) {
-  console.error(`cannot run: ${skip}`);
-  process.exit(1);
-}
+const { n, passes, warmup } = counts(opt, { n: 200, passes: 7, warmup: 300 });
 
-const servers = await startWorkerServers({ isolated });
-const browser = await launchChromium();
+const { url, port, inPage, close } = await openBenchPage({ isolated });
 try {
-  const { page, logs } = await newLoggedPage(browser);
-  await page.goto(`${servers.origin}/blank`);
-  const url = `${servers.api}/text?s=ok`;
-  const { port } = new URL(servers.api);
-  await page.evaluate(async (ruby) => {
+  await inPage(async (ruby) => {
     const { startSyncWorker } = await import('/tests/support/browser/worker-driver.mjs');
     window.w = await startSyncWorker(ruby);
   }, ruby);
@@ -90,26 +75,8 @@ try {
     }
     const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
     return Object.fromEntries(order.map((k) => [k, med(times[k])]));`;
-  const run = async (count, order) => {
-    try {
-      return await page.evaluate((js) => window.w.js(js), round(count, order));
-    } catch (e) {
-      throw new Error(`${e.message}\n${logs.join('\n')}`);
-    }
-  };
-  if (warmup) await run(warmup, names);
-  const per = Object.fromEntries(names.map((k) => [k, []]));
-  for (let p = 0; p < passes; p++) {
-    const order = names.map((_, i) => names[(i + p) % names.length]);
-    const got = await run(n, order);
-    for (const k of names) per[k].push(got[k]);
-  }
-  const median = (a) => {
-    const s = [...a].sort((x, y) => x - y);
-    return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-  };
-  const rows = names.map((name) => ({ client: name, median: median(per[name]), min: Math.min(...per[name]), max: Math.max(...per[name]) }));
-  const by = Object.fromEntries(rows.map((r) => [r.client, r.median]));
+  const run = (count, order) => inPage((js) => window.w.js(js), round(count, order));
+  const { rows, by, per } = await takeTurns(names, run, { n, passes, warmup });
   console.log(`ruby.wasm ${ruby} in a Worker${isolated ? ' of an isolated page (streamed fetch())' : ''}, headless Chromium; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
   console.log('client   median     min     max   ×xhr  ×fetch');
   for (const r of rows) {
@@ -117,6 +84,5 @@ try {
   }
   if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, isolated, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
 } finally {
-  await browser.close();
-  await servers.close();
+  await close();
 }
