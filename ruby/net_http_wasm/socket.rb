@@ -87,7 +87,7 @@ module NetHttpWasm
 
     # OpenSSL::SSL::SSLSocket#session_reused?: whether the host resumed the session it was given
     def session_reused?
-      @session_reused
+      @session_reused ? true : false
     end
 
     def initialize(bridge, id, family, laddr, lport, host, port)
