@@ -342,7 +342,7 @@ unless defined?(::HttpParser)
       def connection(value)
         rest = value
         first = true
-        loop do
+        while true
           rest = rest.sub(/\A[ \t]+/n, '')
           return true if rest.empty?
           # (a token after a comma that starts with a byte no token may

@@ -309,10 +309,15 @@ module NetHttpWasm
       end
     end
 
+    # (while, not Kernel#loop: a break out of a block leaves through the C
+    # method's frame, a longjmp in ruby.wasm, and on Ruby 3.2 each such exit
+    # keeps some of the machine stack of a fiber woken from the host while
+    # fibers it resumed wait, as this one is: a few dozen timers fired and
+    # it overflowed)
     def sift_down(i)
       h = @timers
       n = h.size
-      loop do
+      while true
         l = 2 * i + 1
         break if l >= n
 

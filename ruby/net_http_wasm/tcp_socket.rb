@@ -286,13 +286,13 @@ class BasicSocket < IO
     if paragraph
       sep = "\n\n"
       # leading newlines are skipped
-      loop do
+      while true
         @__nhw_buf.sub!(/\A\n+/, '')
         break unless @__nhw_buf.empty? && __nhw_fill
       end
     end
     from = 0
-    loop do
+    while true
       i = @__nhw_buf.index(sep, from)
       if i && (limit.nil? || i + sep.bytesize <= limit)
         line = __nhw_take(i + sep.bytesize)
@@ -508,7 +508,7 @@ class BasicSocket < IO
 
   # Reads what the host has, waiting for it: false at the end of the stream.
   def __nhw_fill
-    loop do
+    while true
       r = @__nhw.read_nonblock(NHW_CHUNK, exception: false)
       case r
       when String
@@ -632,7 +632,7 @@ class TCPServer < TCPSocket
   end
 
   def accept
-    loop do
+    while true
       s = __nhw_accept(@__nhw_timeout)
       return s if s
       raise IO::TimeoutError, 'Blocking operation timed out!' if @__nhw_timeout
@@ -1132,7 +1132,7 @@ class << IO
     return __nhw_select(readers, writers, errors, timeout) unless all.any? { |io| io.to_io.is_a?(BasicSocket) }
     raise ArgumentError, "time interval must not be negative" if timeout && timeout < 0
     deadline = timeout && Process.clock_gettime(Process::CLOCK_MONOTONIC) + timeout
-    loop do
+    while true
       r = (readers || []).select { |io| io.to_io.__nhw_ready? }
       w = (writers || []).select { |io| s = io.to_io; s.closed? || s.__nhw_socket.nil? || s.wait_writable(0) }
       return [r, w, []] unless r.empty? && w.empty?

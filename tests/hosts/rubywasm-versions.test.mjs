@@ -4,7 +4,8 @@
 // checks) and does a GET on both transports; where head's net/http raises an
 // error of its own (a response head over 1 MiB; a request field value over
 // 64 KiB or a name over 1 KiB), the codec raises the same error as head's
-// own code (NetHttpWasm.codec = false) in the same VM. Each VM runs in a
+// own code (NetHttpWasm.codec = false) in the same VM; threads that each
+// wait many times run to their end. Each VM runs in a
 // process of its own, so that the blocking transport's server (this
 // file's) can answer.
 import { test, before, after } from 'node:test';
@@ -68,6 +69,7 @@ for (const [ruby, version, profile, netHttp] of VERSIONS) {
       assert.equal(r.net_http, netHttp, transport);
       assert.equal(r.profile, profile, transport);
       assert.deepEqual(r.get, ['200', 'ok GET'], transport);
+      assert.deepEqual(r.threads, { 'ok GET': 20 }, transport);
     }
     const w = out.waiting;
     const b = out.blocking;

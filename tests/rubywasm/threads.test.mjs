@@ -191,12 +191,7 @@ const COLLECTOR = `
 describe('the collector runs while threads live', { timeout: 600000 }, () => {
   for (const version of VERSIONS) {
     for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
-      // (ruby.wasm 3.2's fibers fail here by themselves: a few dozen waits
-      // of several fibers at once, whatever their stack size, and the
-      // program's fiber raises SystemStackError (waiting transport) or
-      // the VM traps (blocking); docs/ruby-wasm.md)
-      const skip = version === '3.2' && 'ruby.wasm 3.2: fibers that wait many times at once fail (docs/ruby-wasm.md)';
-      test(`ruby.wasm ${version}, ${transport}: values held by C methods survive, a long-lived thread's garbage is collected`, { skip }, async () => {
+      test(`ruby.wasm ${version}, ${transport}: values held by C methods survive, a long-lived thread's garbage is collected`, async () => {
         const vm = await workerVM({ ruby: version, blocking });
         try {
           const out = JSON.parse(await vm.run(COLLECTOR, !blocking));

@@ -6,10 +6,10 @@
 // requests with a 70,000-byte field value and a 1,100-byte field name,
 // through the codec and through net/http's own code (NetHttpWasm.codec =
 // false) in the same VM.
-// (each step is a call of its own: in vm.evalAsync's fiber ruby.wasm 3.2
-// raises SystemStackError for net/http's own reading, for net-http 0.4.1's
-// check of a long field value, and for more than a request or two in one
-// call)
+// Then threads that wait many times at once (fibers of the package's
+// scheduler: ruby.wasm 3.2's overflowed their stacks on the non-local exits
+// of Kernel#loop) and requests of their own. (Each step is a call of its
+// own, so that one that fails does not hide the next.)
 import { createRubyVM } from 'net-http-wasm/ruby';
 
 const [ruby, base] = process.argv.slice(2);
@@ -32,6 +32,10 @@ const steps = {
   big_head: "nhw_try { Net::HTTP.get_response($nhw_u + '/big-head').code }",
   long_value: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X-Long' => 'x' * 70_000); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
   long_name: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X' * 1_100 => 'v'); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
+  threads: `nhw_try do
+    NetHttpWasm::Scheduler.run { 3.times { Fiber.schedule { 100.times { sleep 0.001 } } } }
+    20.times.map { Thread.new { 10.times { sleep 0.001 }; Net::HTTP.get($nhw_u + '/ok') } }.map(&:value).tally
+  end`,
 };
 const out = {};
 for (const blocking of [false, true]) {
@@ -41,7 +45,7 @@ for (const blocking of [false, true]) {
     vm.eval(prelude);
     const r = {};
     for (const [name, code] of Object.entries(steps)) {
-      if (['version', 'net_http', 'profile', 'get'].includes(name)) r[name] = await run(code);
+      if (['version', 'net_http', 'profile', 'get', 'threads'].includes(name)) r[name] = await run(code);
       else if (name === 'big_head' || blocking) {
         r[name] = [];
         for (const codec of blocking ? [true, false] : [true]) {
