@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import {
   Request, URI, parseResponse, NetHttpError, encodeWwwForm, decodeWwwForm, capitalize,
 } from '../js/index.mjs';
+import { PROFILES } from '../js/schema.mjs';
 
 const HELP = `Usage: net-http-wasm <command> [options]
 
@@ -31,7 +32,7 @@ Commands:
   capitalize NAME...             Net::HTTPHeader#capitalize
 
 Options for every command:
-  --profile 4.0|3.4              the Ruby whose net/http is reproduced (4.0)
+  --profile 4.0|3.4|head         the Ruby whose net/http is reproduced (4.0)
   -h, --help                     this text
   --version                      the package's version
 
@@ -219,7 +220,7 @@ export function main(argv) {
   }
   const profile = values.profile || '4.0';
   try {
-    if (profile !== '4.0' && profile !== '3.4') throw new UsageError(`--profile must be 4.0 or 3.4, not ${profile}`);
+    if (!(profile in PROFILES)) throw new UsageError(`--profile must be ${Object.keys(PROFILES).join(', ')}, not ${profile}`);
     if (command === 'request') request(args, profile);
     else if (command === 'response') response(args, profile);
     else if (command === 'form') form(args, profile);

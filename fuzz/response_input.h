@@ -9,7 +9,7 @@
 static void fuzz_response_config(uint8_t o, nh_resp_config *cfg, size_t max_header_bytes)
 {
     nh_resp_config_default(cfg);
-    cfg->profile = o & 1;
+    cfg->profile = o & 32 ? NH_PROFILE_HEAD : o & 1;
     cfg->body_allowed = !(o & 2);
     cfg->decode = (o & 4) != 0;
     cfg->skip_interim = (o & 8) != 0;

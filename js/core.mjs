@@ -10,7 +10,7 @@ import { CLASS_NAMES, ERROR as NH_ERROR, NOMEM as NH_NOMEM, PROFILES } from './s
 export function profileId(options) {
   const p = options == null || options.profile == null ? '4.0' : options.profile;
   const id = PROFILES[p];
-  if (id === undefined) throw new TypeError(`profile must be '4.0' or '3.4', not ${String(p)}`);
+  if (id === undefined) throw new TypeError(`profile must be ${Object.keys(PROFILES).map((k) => `'${k}'`).join(', ')}, not ${String(p)}`);
   return id;
 }
 

@@ -245,6 +245,9 @@ export function headerWriters({ NetHttpError, rubyNumberToString }) {
         const pairs = Array.isArray(params) ? params : params instanceof Map ? [...params] : Object.entries(params);
         for (const [k, v] of new Map(pairs)) s += `; ${interp(k, 'parameter name')}=${interp(v, 'parameter value')}`;
       }
+      // head's set_content_type is set_field('Content-Type', ...), which
+      // checks the value; 4.0's writes @header['content-type'] as it is
+      if (this._profile === S.PROFILES.head) return this.set('Content-Type', s);
       this._setRaw('content-type', s);
       return this;
     },

@@ -23,9 +23,13 @@ export interface ReadableStreamLike<T> {
   getReader(): { read(): Promise<{ done: boolean; value?: T }>; releaseLock(): void };
 }
 
-export type Profile = '4.0' | '3.4';
+export type Profile = '4.0' | '3.4' | 'head';
 export interface ProfileOptions {
-  /** Which MRI to reproduce: '4.0' (net-http 0.9.1, the default) or '3.4' (net-http 0.6.0). */
+  /**
+   * Which MRI to reproduce: '4.0' (net-http 0.9.1, the default), '3.4' (net-http 0.6.0) or
+   * 'head' (Ruby 4.1.0 as @ruby/head-wasm-wasi 2.10.1 ships it: 4.0's, with its checks of
+   * field names, field sizes and the response head's size).
+   */
   profile?: Profile;
 }
 

@@ -34,11 +34,13 @@ const MP_CHARSETS = { 'UTF-8': [MP_UTF8, Infinity], 'US-ASCII': ['US-ASCII', 0x7
   'ISO-8859-1': ['ISO-8859-1', 0xff], 'ISO8859-1': ['ISO-8859-1', 0xff] };
 
 // quote_string(str, charset): str.gsub(/[\\"]/, '\\\\\&') after the encoding
-function mpQuote(str, charset) {
+// (and head's CR/LF check, by crlf)
+function mpQuote(str, charset, crlf) {
   const q = (s) => s.replace(/[\\"]/g, '\\$&');
+  const cs = charset == null ? null : MP_CHARSETS[String(charset).toUpperCase()];
+  if (charset != null && !cs) throw new MpError('NetHttpWasm::UnsupportedError', `charset ${charset} is not supported (UTF-8, US-ASCII, ISO-8859-1 are)`);
+  crlf(str, 'multipart field name or filename');
   if (charset == null) return mpText(q(str));
-  const cs = MP_CHARSETS[String(charset).toUpperCase()];
-  if (!cs) throw new MpError('NetHttpWasm::UnsupportedError', `charset ${charset} is not supported (UTF-8, US-ASCII, ISO-8859-1 are)`);
   const [enc, max] = cs;
   if (enc === MP_UTF8) return mpText(q(str));
   const out = [];
@@ -96,7 +98,13 @@ export function isBlob(v) {
  * framing (flush_buffer and the IO parts as chunks of their own).
  * Throws { rubyClass, message } errors as MRI raises them.
  */
-export function multipartBody(params, { boundary, charset, chunked }) {
+export function multipartBody(params, { boundary, charset, chunked, checkCrLf }) {
+  // head's encode_multipart_form_data refuses CR/LF in the boundary, a
+  // key, a filename and a content type (checkCrLf); 4.0's writes them
+  const crlf = (s, what) => {
+    if (checkCrLf && /[\r\n]/.test(s)) throw new MpError('ArgumentError', `${what} cannot include CR/LF`);
+  };
+  crlf(String(boundary), 'multipart boundary');
   const out = [];
   let buf = [];
   const hex = (n) => MP_ENCODER.encode(`${n.toString(16)}\r\n`);
@@ -125,14 +133,16 @@ export function multipartBody(params, { boundary, charset, chunked }) {
     const isIO = value instanceof Uint8Array || (value && typeof value === 'object' && value.bytes instanceof Uint8Array);
     if (!isIO && typeof value !== 'string') throw new TypeError('form values must be strings, Uint8Arrays or Blobs');
     const bytes = isIO ? (value instanceof Uint8Array ? value : value.bytes) : null;
-    const key = mpQuote(rawKey, charset);
+    const key = mpQuote(rawKey, charset, crlf);
     let filename = null;
     if (h && Object.prototype.hasOwnProperty.call(h, 'filename')) filename = h.filename;
     else if (isIO && typeof value.name === 'string') filename = mpBasename(value.name);
     append(mpJoin([mpText('--'), b, mpText('\r\n')]));
     if (filename != null && filename !== false) {
-      const fn = mpQuote(String(filename), charset);
-      const type = mpText(h && h.contentType ? String(h.contentType) : 'application/octet-stream');
+      const fn = mpQuote(String(filename), charset, crlf);
+      const typeText = h && h.contentType ? String(h.contentType) : 'application/octet-stream';
+      crlf(typeText, 'field content type');
+      const type = mpText(typeText);
       append(mpJoin([mpText('Content-Disposition: form-data; name="'), key, mpText('"; filename="'), fn,
         mpText('"\r\nContent-Type: '), type, mpText('\r\n\r\n')]));
       if (!isIO) append(mpText(value));

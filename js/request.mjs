@@ -8,7 +8,7 @@ import { headerReaders, headerWriters } from './header-helpers.mjs';
 import { isBlob, multipartBody, randomBoundary } from './multipart.mjs';
 import { requestToFetch } from './fetch.mjs';
 import { checkSource, framedReads, isSyncSource, sourcePieces, sourcePiecesSync, streamEnd } from './body-stream.mjs';
-import { OP_ADD, OP_BODY, OP_DELETE, OP_DUMP, OP_END, OP_EXEC, OP_EXEC_STREAM, OP_FORM, OP_GET, OP_QUERY, OP_SET, OP_SET_RAW } from './schema.mjs';
+import { HEAD_FIELD_MAX, HEAD_KEY_MAX, OP_ADD, OP_BODY, OP_DELETE, OP_DUMP, OP_END, OP_EXEC, OP_EXEC_STREAM, OP_FORM, OP_GET, OP_QUERY, OP_SET, OP_SET_RAW, PROFILES } from './schema.mjs';
 
 /** A URI to build a request from, as Ruby's `URI(str)`. */
 export class URIReference {
@@ -50,6 +50,15 @@ function strictCheck(what, value, re) {
   if (!re.test(value)) throw new NetHttpError('ArgumentError', `strict: ${what} not allowed by RFC 9112: ${JSON.stringify(value)}`);
 }
 const CRLF = /[\r\n]/;
+// What head's validate_field_name refuses in a name (and its longest name)
+const NAME_CTL = /[\x00-\x1f\x7f:]/;
+
+// Whether head's set_field / add_field could refuse name or values: a
+// string of n UTF-16 units takes at most 3n bytes in UTF-8.
+function headRisk(name, values) {
+  if (name.length * 3 > HEAD_KEY_MAX || NAME_CTL.test(name)) return true;
+  return values.some((v) => v.length * 3 > HEAD_FIELD_MAX || CRLF.test(v));
+}
 
 /**
  * A request as Net::HTTP builds it: `new Request('POST', URI('http://h/p'), { 'X-A': '1' })`.
@@ -122,7 +131,7 @@ export class Request {
     if (this._init !== null) {
       let defaults = true;
       for (const [k, v] of this._init) {
-        if (k.length > 1024 || NON_ASCII.test(k)) return false;
+        if (k.length > 1024 || NON_ASCII.test(k) || NAME_CTL.test(k)) return false;
         if (v !== null && (v.length > 21845 || CRLF.test(v))) return false;
         const lk = k.toLowerCase();
         if (lk === 'accept-encoding' || lk === 'range') defaults = false;
@@ -232,14 +241,27 @@ export class Request {
   set(name, value) {
     headerName(name);
     if (value == null) this._ops.push([OP_DELETE, name, true]);
-    else {
-      const values = headerValues(value, []);
-      if (this._strict) this._strictField(name, values);
-      this._ops.push([OP_SET, name, values]);
-    }
+    else this._store(OP_SET, name, value);
     if (name.length === 15 && name.toLowerCase() === 'accept-encoding') this.decodeContent = false;
-    else if (/[^\x00-\x7f]/.test(name)) this._run(OP_END);
+    else if (NON_ASCII.test(name)) this._run(OP_END);
     return this;
+  }
+
+  // []= and add_field: the values checked as the profile's net-http checks
+  // them, here or (head's name and length checks) in the module at once.
+  _store(op, name, value) {
+    const head = this._profile === PROFILES.head;
+    const values = headerValues(value, [], !head);
+    if (this._strict) this._strictField(name, values);
+    this._ops.push([op, name, values]);
+    if (head && headRisk(name, values)) {
+      try {
+        this._run(OP_END);
+      } catch (e) {
+        this._ops.pop();
+        throw e;
+      }
+    }
   }
 
   /** `req[name]`: the values joined with ", ", or null. */
@@ -254,9 +276,7 @@ export class Request {
   /** `req.add_field(name, value)` */
   addField(name, value) {
     headerName(name);
-    const values = headerValues(value, []);
-    if (this._strict) this._strictField(name, values);
-    this._ops.push([OP_ADD, name, values]);
+    this._store(OP_ADD, name, value);
     return this;
   }
 
@@ -325,11 +345,23 @@ export class Request {
       extra = [[OP_SET_RAW, 'content-type', 'application/x-www-form-urlencoded'], [OP_BODY, encodeWwwForm(pairs, '&', { codec: this._codec })]];
     } else {
       const boundary = opts.boundary != null ? String(opts.boundary) : randomBoundary();
-      extra = [[OP_SET_RAW, 'content-type', `${ct}; boundary=${boundary}`]];
+      const type = `${ct}; boundary=${boundary}`;
+      // set_content_type(content_type, boundary:): head's checks the value
+      // (set_field) before the body is made
+      const head = this._profile === PROFILES.head;
+      extra = [head ? [OP_SET, 'Content-Type', [type]] : [OP_SET_RAW, 'content-type', type]];
+      if (head) {
+        this._ops.push(extra[0]);
+        try {
+          this._run(OP_END);
+        } finally {
+          this._ops.pop();
+        }
+      }
       const chunked = this.isChunked();
       for (const p of list) if (isBlob(p[1])) throw new TypeError('a Blob value must be read first: use await req.toBytesAsync()');
       try {
-        body = multipartBody(list, { boundary, charset: opts.charset, chunked });
+        body = multipartBody(list, { boundary, charset: opts.charset, chunked, checkCrLf: head });
       } catch (e) {
         throw e && e.rubyClass ? new NetHttpError(e.rubyClass, e.message) : e;
       }

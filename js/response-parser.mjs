@@ -12,7 +12,7 @@
 import { concatAll } from './bytes.mjs';
 import { getDefaultCodec, profileId } from './core.mjs';
 import { EMPTY, Response, keepBlock, keepBody, rd32 } from './response.mjs';
-import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, MAX_HEADER_BYTES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED, writeConfigRecord } from './schema.mjs';
+import { CFG_SKIP_INTERIM, CFG_STRICT, CONFIG_LEN, DECODE_SLICE, EV_BODY, EV_END, EV_FINAL, EV_HEAD, EV_INTERIM, EV_LENGTH, HEAD_BODY, HEAD_MAX_HEADER_BYTES, MAX_HEADER_BYTES, PROFILES, MAX_HEADER_FIELDS, ONESHOT_MAX_INFLATED, writeConfigRecord } from './schema.mjs';
 
 const encoder = new TextEncoder();
 function codecOf(options) {
@@ -84,7 +84,9 @@ function makeConfig(o) {
     // records Ruby reads, written by the module (wasm/abi_bridge.c), not as
     // Response objects
     bridgeRecords: !!o.bridgeRecords,
-    maxHeaderBytes: limit(o, 'maxHeaderBytes'),
+    // under 'head', net/http's own bound of the header lines (1 MiB,
+    // Net::HTTPBadResponse) comes before the codec's default one
+    maxHeaderBytes: o.maxHeaderBytes == null && profile === PROFILES.head ? HEAD_MAX_HEADER_BYTES : limit(o, 'maxHeaderBytes'),
     maxHeaderFields: limit(o, 'maxHeaderFields'),
     maxBodyBytes: limit(o, 'maxBodyBytes'),
     maxInflatedBytes: limit(o, 'maxInflatedBytes'),

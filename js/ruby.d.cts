@@ -80,8 +80,8 @@ export interface InstallOptions {
    * Ruby can switch it at run time: `NetHttpWasm.codec = false`.
    */
   codec?: boolean;
-  /** Which net/http the codec reproduces; default: from the VM's RUBY_VERSION. */
-  profile?: '4.0' | '3.4';
+  /** Which net/http the codec reproduces; default: from the VM's RUBY_VERSION ('head' from 4.1 on). */
+  profile?: '4.0' | '3.4' | 'head';
   /** For every HTTPS connection: extra trusted certificates (PEM), or no verification. */
   tls?: { ca?: string | string[]; rejectUnauthorized?: boolean };
   /**
@@ -99,7 +99,7 @@ export interface InstallOptions {
 export interface NetHttpBridge {
   /** Header names the fetch transport dropped from the last request (forbidden in browsers). */
   droppedHeaders: string[];
-  readonly profile: '4.0' | '3.4';
+  readonly profile: '4.0' | '3.4' | 'head';
   /** Strict response parsing for the next requests (see InstallOptions.strictResponses). */
   strictResponses: boolean;
 }

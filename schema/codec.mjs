@@ -9,7 +9,9 @@
 export const profiles = {
   PROFILE_40: [0, 'Ruby 4.0: net-http 0.9.1, uri 1.1.1', '4.0'],
   PROFILE_34: [1, 'Ruby 3.4: net-http 0.6.0, uri 1.0.2', '3.4'],
+  PROFILE_HEAD: [2, "Ruby 4.1.0 as @ruby/head-wasm-wasi 2.10.1 ships it: 4.0's net-http (0.9.1) and uri with its checks of field names and sizes and of the response head's size", 'head'],
 };
+
 
 /** What every function of the C API and the wasm ABI returns (nh_status). */
 export const status = {
@@ -124,7 +126,7 @@ export const records = {
   config: {
     doc: 'the response parser\'s configuration: the start of the input of nh_wasm_resp_new, nh_wasm_resp_reset and nh_wasm_resp_parse',
     fields: [
-      ['profile', 'u8', 'PROFILE_*: 0 Ruby 4.0, any other value 3.4'],
+      ['profile', 'u8', 'PROFILE_*: 0 Ruby 4.0, 1 Ruby 3.4, 2 head (any other value 4.0)'],
       ['body_allowed', 'u8', "reading_body's second argument: 0 for a HEAD request"],
       ['decode', 'u8', 'res.decode_content = true (gzip, deflate)'],
       ['flags', 'u8', 'CFG_*'],
@@ -155,6 +157,10 @@ export const limits = {
   MAX_HEADER_BYTES: [1048576, 'default bound of the status line + header block'],
   MAX_HEADER_FIELDS: [10000, 'default bound of header lines'],
   INIT_KEY_MAX: [1024, 'initialize_http_header: longest key'],
+  HEAD_KEY_MAX: [1024, "head's Net::HTTPHeader::MAX_KEY_LENGTH: longest field name (PROFILE_HEAD)"],
+  HEAD_FIELD_MAX: [65536, "head's Net::HTTPHeader::MAX_FIELD_LENGTH: longest field value (PROFILE_HEAD)"],
+  HEAD_RESPONSE_HEADER_MAX: [1048576, "head's Net::HTTPResponse::MAX_RESPONSE_HEADER_LENGTH: bound of the header lines (PROFILE_HEAD)"],
+  HEAD_MAX_HEADER_BYTES: [2097152, "default bound of the status line + header block under PROFILE_HEAD, so that head's own bound of the header lines comes first"],
   INIT_VALUE_MAX: [65536, 'initialize_http_header: longest value'],
   ONESHOT_MAX_INFLATED: [268435456, 'parseResponse: default bound of the decoded body'],
   DECODE_SLICE: [4096, 'ResponseParser feeds compressed input in slices of this size'],

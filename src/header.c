@@ -330,3 +330,73 @@ int nh_headers_write(const nh_headers *h, nh_buf *out)
     }
     return NH_OK;
 }
+
+/* String#[0, chars] of a UTF-8 string: the bytes of its first `chars`
+ * characters. */
+size_t nh_first_chars(const uint8_t *s, size_t n, size_t chars)
+{
+    size_t i = 0;
+    while (i < n && chars > 0) {
+        i++;
+        while (i < n && (s[i] & 0xC0) == 0x80)
+            i++;
+        chars--;
+    }
+    return i;
+}
+
+/* key.to_s[0, 30].inspect: 30 characters of a UTF-8 key, 30 bytes of a
+ * binary one. */
+static int put_key_head(nh_buf *out, const uint8_t *k, size_t n, int binary, int profile)
+{
+    if (binary)
+        return nh_inspect(out, k, n < 30 ? n : 30, 0, profile);
+    return nh_inspect(out, k, nh_first_chars(k, n, 30), 1, profile);
+}
+
+/* private def validate_field_name(key)       (head's net-http)
+ *   if key.to_s.bytesize > MAX_KEY_LENGTH
+ *     raise ArgumentError, "too long (#{key.to_s.bytesize} bytes) header: #{key.to_s[0, 30].inspect}..."
+ *   end
+ *   if /[\x00-\x1f\x7f:]/n.match?(key.to_s.b)
+ *     raise ArgumentError, "header field name cannot include control characters or colon: #{key.to_s[0, 30].inspect}"
+ *   end
+ * (binary: a key read from the wire, a binary String) */
+int nh_validate_field_name(nh_buf *out, nh_error *err, const uint8_t *k, size_t n, int binary, int profile)
+{
+    if (n > NH_HEAD_KEY_MAX) {
+        out->len = 0;
+        err->cls = NH_E_ARGUMENT;
+        if (nh_put_str(out, "too long (") || nh_put_uint(out, n) || nh_put_str(out, " bytes) header: ") ||
+            put_key_head(out, k, n, binary, profile) || nh_put_str(out, "..."))
+            return NH_NOMEM;
+        return NH_ERROR;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] < 0x20 || k[i] == 0x7f || k[i] == ':') {
+            out->len = 0;
+            err->cls = NH_E_ARGUMENT;
+            if (nh_put_str(out, "header field name cannot include control characters or colon: ") ||
+                put_key_head(out, k, n, binary, profile))
+                return NH_NOMEM;
+            return NH_ERROR;
+        }
+    }
+    return NH_OK;
+}
+
+/* if val.bytesize > MAX_FIELD_LENGTH         (head's net-http)
+ *   raise ArgumentError, "header #{key} has too long field value: #{val.bytesize} bytes (limit #{MAX_FIELD_LENGTH})"
+ * end */
+int nh_check_field_length(nh_buf *out, nh_error *err, const uint8_t *k, size_t klen, size_t vlen)
+{
+    if (vlen <= NH_HEAD_FIELD_MAX)
+        return NH_OK;
+    out->len = 0;
+    err->cls = NH_E_ARGUMENT;
+    if (nh_put_str(out, "header ") || nh_buf_append(out, k, klen) || nh_put_str(out, " has too long field value: ") ||
+        nh_put_uint(out, vlen) || nh_put_str(out, " bytes (limit ") || nh_put_uint(out, NH_HEAD_FIELD_MAX) ||
+        nh_put_str(out, ")"))
+        return NH_NOMEM;
+    return NH_ERROR;
+}

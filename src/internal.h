@@ -254,6 +254,18 @@ int nh_headers_push(nh_headers *h, long field, const uint8_t *val, size_t vlen);
  * without CR or LF. */
 int nh_headers_add_field(nh_headers *h, const uint8_t *key, size_t klen, const uint8_t *val, size_t vlen);
 int nh_headers_delete(nh_headers *h, const uint8_t *lkey, size_t llen);
+/* head's Net::HTTPHeader checks (NH_PROFILE_HEAD): validate_field_name of
+ * a key (binary: read from the wire), and a value's length (the message
+ * names the key as given).  NH_ERROR with the ArgumentError in out/err. */
+int nh_validate_field_name(nh_buf *out, nh_error *err, const uint8_t *k, size_t n, int binary, int profile);
+int nh_check_field_length(nh_buf *out, nh_error *err, const uint8_t *k, size_t klen, size_t vlen);
+/* String#[0, chars] of a UTF-8 string: the byte length of the first chars. */
+size_t nh_first_chars(const uint8_t *s, size_t n, size_t chars);
+/* A profile id as the codec takes it: 2 head, 1 Ruby 3.4, any other 4.0. */
+static inline int nh_profile_of(int id)
+{
+    return id == NH_PROFILE_34 || id == NH_PROFILE_HEAD ? id : NH_PROFILE_40;
+}
 /* Appends v1, v2, ... joined with ", " (what self[key] returns). */
 int nh_headers_join(const nh_headers *h, long field, nh_buf *out);
 /* Appends "Name: v1, v2\r\n" for every field (each_capitalized). */

@@ -51,19 +51,6 @@ static int downcase_key(req *q, const uint8_t *k, size_t klen)
     return nh_headers_key(&q->h, &q->key, k, klen);
 }
 
-/* String#[0, 30]: the first 30 characters of a UTF-8 string. */
-static size_t first_chars(const uint8_t *s, size_t n, size_t chars)
-{
-    size_t i = 0;
-    while (i < n && chars > 0) {
-        i++;
-        while (i < n && (s[i] & 0xC0) == 0x80)
-            i++;
-        chars--;
-    }
-    return i;
-}
-
 static int init_header(req *q, nh_buf *out, nh_error *err, const uint8_t *k, size_t klen,
                        const uint8_t *v, size_t vlen)
 {
@@ -71,11 +58,19 @@ static int init_header(req *q, nh_buf *out, nh_error *err, const uint8_t *k, siz
     nh_strip(v, vlen, &a, &b);
     v += a;
     vlen = b - a;
+    if (q->profile == NH_PROFILE_HEAD) {
+        /* head's: validate_field_name(key), then the value's length */
+        int rc = nh_validate_field_name(out, err, k, klen, 0, q->profile);
+        if (!rc)
+            rc = nh_check_field_length(out, err, k, klen, vlen);
+        if (rc)
+            return rc;
+    }
     if (klen > NH_INIT_KEY_MAX) {
         out->len = 0;
         if (nh_put_str(out, "too long (") || nh_put_uint(out, klen) ||
             nh_put_str(out, " bytes) header: ") ||
-            nh_inspect(out, k, first_chars(k, klen, 30), 1, q->profile) || nh_put_str(out, "..."))
+            nh_inspect(out, k, nh_first_chars(k, klen, 30), 1, q->profile) || nh_put_str(out, "..."))
             return NH_NOMEM;
         err->cls = NH_E_ARGUMENT;
         return NH_ERROR;
@@ -155,7 +150,7 @@ int nh_request_init(nh_request *q, int profile, nh_str method, nh_str target, in
 {
     reset(q);
     err->cls = NH_E_NONE;
-    q->profile = profile == NH_PROFILE_34 ? NH_PROFILE_34 : NH_PROFILE_40;
+    q->profile = nh_profile_of(profile);
     nh_headers_reset(&q->h);
     q->h.profile = q->profile;
     q->h.binary = 0;
@@ -230,12 +225,21 @@ int nh_request_init(nh_request *q, int profile, nh_str method, nh_str target, in
 static int store(req *q, int set, nh_str key, const nh_str *values, size_t n, nh_buf *out,
                  nh_error *err)
 {
-    for (size_t i = 0; i < n; i++)
-        if (has_crlf(values[i].ptr, values[i].len))
-            return fail(out, err, "header field value cannot include CR/LF");
     if (downcase_key(q, key.ptr, key.len))
         return NH_NOMEM;
     long fi = set ? -1 : nh_headers_find(&q->h, q->key.data, q->key.len);
+    int head = q->profile == NH_PROFILE_HEAD;
+    /* head's set_field validates the name (add_field to a key that is there
+     * does not); then, value by value, its length and CR/LF */
+    int rc = head && fi < 0 ? nh_validate_field_name(out, err, key.ptr, key.len, 0, q->profile) : NH_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        if (head && (rc = nh_check_field_length(out, err, key.ptr, key.len, values[i].len)))
+            break;
+        if (has_crlf(values[i].ptr, values[i].len))
+            rc = fail(out, err, "header field value cannot include CR/LF");
+    }
+    if (rc)
+        return rc;
     if (fi < 0 && (fi = nh_headers_set(&q->h, q->key.data, q->key.len)) < 0)
         return NH_NOMEM;
     if (set && q->key.len == 15 && memcmp(q->key.data, "accept-encoding", 15) == 0)

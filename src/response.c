@@ -70,6 +70,7 @@ static void head_reset(nh_resp *p)
 {
     p->line.len = 0;
     p->head_bytes = 0;
+    p->head_bound = UINT64_MAX;
     p->st.len = 0;
     p->ver_len = p->msg_len = 0;
     p->has_ver = p->has_msg = 0;
@@ -178,11 +179,43 @@ static int keep_field(nh_resp *p)
     return NH_OK;
 }
 
+/* head's add_field before the value's CR/LF check: set_field validates the
+ * name of a key that is not there yet (append_field_value does not), and
+ * both check the value's length:
+ *   if @header.key?(stringified_downcased_key)
+ *     append_field_value(@header[stringified_downcased_key], val, key)
+ *   else
+ *     set_field(key, val)                # validate_field_name(key)
+ *   end */
+static int head_checks(feed *f)
+{
+    nh_resp *p = f->p;
+    int bad_name = p->kn > NH_HEAD_KEY_MAX;
+    for (size_t i = 0; i < p->kn && !bad_name; i++)
+        bad_name = p->kp[i] < 0x20 || p->kp[i] == 0x7f || p->kp[i] == ':';
+    if (bad_name) {
+        p->tmp.len = 0;
+        if (nh_ascii_downcase(&p->tmp, p->kp, p->kn))
+            return NH_NOMEM;
+        if (nh_headers_find(&p->hdr, p->tmp.data, p->tmp.len) < 0) {
+            int rc = nh_validate_field_name(f->msg, f->err, p->kp, p->kn, 1, p->cfg.profile);
+            if (rc)
+                return rc;
+        }
+    }
+    return nh_check_field_length(f->msg, f->err, p->kp, p->kn, p->vn);
+}
+
 /* add_field(key, val) for the field read last. */
 static inline __attribute__((always_inline)) int add_field(feed *f)
 {
     nh_resp *p = f->p;
     p->pending = 0;
+    if (p->cfg.profile == NH_PROFILE_HEAD) {
+        int rc = head_checks(f);
+        if (rc)
+            return rc;
+    }
     /* a value never holds "\n" (lines end there), "\r" it can */
     if (!p->v_plain && p->vn && nh_find_byte(p->vp, p->vn, '\r'))
         return nh_resp_fail(f, NH_E_ARGUMENT, "header field value cannot include CR/LF");
@@ -213,6 +246,12 @@ static int read_line(feed *f, int kind, const uint8_t **s, size_t *len)
     size_t take = nl ? (size_t)(nl - a) + 1 : avail;
     int head = kind == LINE_HEAD;
     uint64_t total = (head ? p->head_bytes : 0) + p->line.len + take;
+    /* head's each_response_header:
+     *   remaining -= line.bytesize
+     *   raise Net::HTTPBadResponse, 'response header too large' if remaining < 0
+     * (a line that will pass the bound fails as soon as it has) */
+    if (head && total > p->head_bound)
+        return nh_resp_fail(f, NH_E_BAD_RESPONSE, "response header too large");
     if (total > p->cfg.max_header_bytes)
         return nh_resp_fail_limit(f, head ? "the response head" : kind == LINE_TRAILER ? "a trailer line" : "a chunk-size line",
                           p->cfg.max_header_bytes);
@@ -301,6 +340,9 @@ static int status_line(feed *f, const uint8_t *s, size_t n)
     p->has_msg = has_msg;
     p->cls = nh_resp_class(p->code);
     p->state = ST_HEADERS;
+    /* head's: remaining = MAX_RESPONSE_HEADER_LENGTH (the lines after this one) */
+    if (p->cfg.profile == NH_PROFILE_HEAD)
+        p->head_bound = p->head_bytes + NH_HEAD_RESPONSE_HEADER_MAX;
     return NH_OK;
 bad:
     f->msg->len = 0;
@@ -416,7 +458,7 @@ static int field_line(feed *f, size_t *took)
     if (nh_strip_byte(s[0])) {
         /* the empty line that ends the head */
         size_t len = s[0] == '\n' ? 1 : s[0] == '\r' && n >= 2 && s[1] == '\n' ? 2 : 0;
-        if (!len || p->head_bytes + len > p->cfg.max_header_bytes)
+        if (!len || p->head_bytes + len > p->cfg.max_header_bytes || p->head_bytes + len > p->head_bound)
             return NH_OK;
         f->i += len;
         p->head_bytes += len;
@@ -443,7 +485,7 @@ static int field_line(feed *f, size_t *took)
         return NH_OK;
     if (v < e && (s[v] == '\v' || s[v] == '\f'))
         return NH_OK;
-    if (p->head_bytes + len > p->cfg.max_header_bytes)
+    if (p->head_bytes + len > p->cfg.max_header_bytes || p->head_bytes + len > p->head_bound)
         return NH_OK; /* read_line fails */
     /* sub(/\s+\z/, '') and strip at the end */
     size_t b = e;

@@ -38,6 +38,8 @@ struct nh_resp {
     int state;
     nh_buf line;          /* the unfinished line */
     uint64_t head_bytes;  /* bytes of the head's finished lines */
+    uint64_t head_bound;  /* head_bytes past which head's net/http raises "response
+                           * header too large" (NH_PROFILE_HEAD), or all ones */
     /* status line */
     nh_buf st;            /* version bytes, then message bytes */
     size_t ver_len, msg_len;

@@ -255,7 +255,7 @@ EXPORT(nh_wasm_header_query) int nh_wasm_header_query(nh_ctx *c, size_t len)
 {
     begin(c);
     nh_reader r = {c->in.data, c->in.data + len, 0};
-    int profile = nh_rd_u8(&r) == 1 ? NH_PROFILE_34 : NH_PROFILE_40;
+    int profile = nh_profile_of(nh_rd_u8(&r));
     int kind = nh_rd_u8(&r);
     size_t al;
     const uint8_t *arg = nh_rd_str(&r, &al);
@@ -292,7 +292,7 @@ static void read_config(const unsigned char *rec, nh_resp_config *cfg, uint64_t 
     nh_config_record r;
     nh_config_record_read(rec, &r);
     nh_resp_config_default(cfg);
-    cfg->profile = r.profile ? NH_PROFILE_34 : NH_PROFILE_40;
+    cfg->profile = nh_profile_of(r.profile);
     cfg->body_allowed = r.body_allowed != 0;
     cfg->decode = r.decode != 0;
     cfg->skip_interim = (r.flags & NH_CFG_SKIP_INTERIM) != 0;

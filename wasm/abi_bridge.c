@@ -198,7 +198,7 @@ EXPORT(nh_wasm_write_header) int nh_wasm_write_header(nh_ctx *c, size_t len, int
     nh_str method, path, version;
     nh_headers *h = &c->fields;
     nh_headers_reset(h);
-    h->profile = profile == NH_PROFILE_34 ? NH_PROFILE_34 : NH_PROFILE_40;
+    h->profile = nh_profile_of(profile);
     h->binary = 0;
     int rc = NH_ERROR;
     if (next_line(&r, &method) && next_line(&r, &path) && next_line(&r, &version))

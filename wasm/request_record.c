@@ -106,7 +106,7 @@ int nh_request_replay(nh_request *q, nh_buf *scratch, nh_buf *scratch2, const ui
 {
     nh_reader r = {in, in + len, 0};
     err->cls = NH_E_NONE;
-    int profile = nh_rd_u8(&r) == 1 ? NH_PROFILE_34 : NH_PROFILE_40;
+    int profile = nh_profile_of(nh_rd_u8(&r));
     int body_permitted = nh_rd_u8(&r);
     nh_str method = rd(&r);
     int is_uri = nh_rd_u8(&r);

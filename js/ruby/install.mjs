@@ -11,8 +11,11 @@ import { waker } from './rubywasm-internals.mjs';
 import { guardVM } from './vm-guard.mjs';
 import { headroom } from './headroom.mjs';
 
+// 3.2 and 3.3's net-http (0.4.1) reads and writes as 3.4's; 4.1 (head)
+// checks fields and the response head's size as 4.0 does not
 function rubyProfile(vm) {
-  const [major] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
+  const [major, minor] = vm.eval('RUBY_VERSION').toString().split('.').map(Number);
+  if (major > 4 || (major === 4 && minor >= 1)) return 'head';
   return major >= 4 ? '4.0' : '3.4';
 }
 
@@ -36,7 +39,7 @@ export function install(vm, options, host) {
   // call fails at once, rather than hang (vm-guard.mjs)
   const guard = guardVM(vm);
   const profile = options.profile || rubyProfile(vm);
-  if (!(profile in PROFILES)) throw new TypeError(`profile must be ${Object.keys(PROFILES).map((p) => `'${p}'`).join(' or ')}, not ${profile}`);
+  if (!(profile in PROFILES)) throw new TypeError(`profile must be ${Object.keys(PROFILES).map((p) => `'${p}'`).join(', ')}, not ${profile}`);
   const kind = options.transport == null ? host.defaultTransport : options.transport;
   let transport;
   if (typeof kind === 'function') transport = streamTransport(kind);

@@ -35,7 +35,7 @@ const host = {
  *              ({ host, port, tls, timeoutMs }) → Promise<stream>
  *   codec      true (default): the codec does the byte work; false: net/http's
  *              own Ruby code does, over the same sockets
- *   profile    '4.0' or '3.4' (default: from the VM's RUBY_VERSION)
+ *   profile    '4.0', '3.4' or 'head' (default: from the VM's RUBY_VERSION)
  *   tls        { ca: string | string[], rejectUnauthorized: boolean }: extra
  *              trusted certificates (PEM) / verification off, for every HTTPS
  *              connection (Net::HTTP's ca_file, cert_store, verify_mode and

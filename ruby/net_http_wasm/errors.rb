@@ -31,13 +31,6 @@ module NetHttpWasm
       message = utf8 if utf8.valid_encoding?
       klass = error_class(name)
       raise errno(klass, message.empty? ? nil : message) if klass <= SystemCallError
-      # net/http with a bound of its own on the response head (Ruby 4.1's
-      # net-http, MAX_RESPONSE_HEADER_LENGTH) raises this where the codec's
-      # bound (the same 1 MiB) is passed
-      if klass == LimitError && message.start_with?('the response head ') &&
-         Net::HTTPResponse.const_defined?(:MAX_RESPONSE_HEADER_LENGTH)
-        raise Net::HTTPBadResponse, 'response header too large'
-      end
       raise klass, message
     end
 

@@ -2,9 +2,10 @@
 // them: each picks the profile of its net-http (3.2 and 3.3 bundle net-http
 // 0.4.1, whose messages are 3.4's; head bundles 4.0's 0.9.1 with newer
 // checks) and does a GET on both transports; where head's net/http raises an
-// error of its own (a response head over 1 MiB; a request field value over
-// 64 KiB or a name over 1 KiB), the codec raises the same error as head's
-// own code (NetHttpWasm.codec = false) in the same VM; threads that each
+// error of its own (a response head over 1 MiB, a response field value over
+// 64 KiB; a request field value over 64 KiB or a name over 1 KiB), the codec
+// (profile 'head') raises the same error as head's own code
+// (NetHttpWasm.codec = false) in the same VM; threads that each
 // wait many times run to their end. Each VM runs in a
 // process of its own, so that the blocking transport's server (this
 // file's) can answer.
@@ -22,7 +23,7 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const VERSIONS = [
   ['3.2', '3.2.', '3.4', '0.4.1'],
   ['3.3', '3.3.', '3.4', '0.4.1'],
-  ['head', '4.1.', '4.0', '0.9.1'],
+  ['head', '4.1.', 'head', '0.9.1'],
 ];
 const LIMIT = ['NetHttpWasm::LimitError', 'the response head exceeds the limit of 1048576 bytes'];
 const TOO_LARGE = ['Net::HTTPBadResponse', 'response header too large'];
@@ -33,6 +34,11 @@ let base;
 
 before(async () => {
   server = http.createServer((req, res) => {
+    if (req.url === '/long-value') {
+      res.writeHead(200, { 'X-Long': 'v'.repeat(70000) });
+      res.end('long');
+      return;
+    }
     if (req.url === '/big-head') {
       // 28 fields of 40 KiB: 1.1 MiB of header lines
       const fields = {};
@@ -77,12 +83,17 @@ for (const [ruby, version, profile, netHttp] of VERSIONS) {
     if (ruby === 'head') {
       assert.deepEqual(w.big_head, [TOO_LARGE]);
       assert.deepEqual(b.big_head, [TOO_LARGE, TOO_LARGE]);
+      const longResponse = ['ArgumentError', 'header X-Long has too long field value: 70000 bytes (limit 65536)'];
+      assert.deepEqual(w.long_response_value, [longResponse]);
+      assert.deepEqual(b.long_response_value, [longResponse, longResponse]);
       const longValue = ['ArgumentError', 'header X-Long has too long field value: 70000 bytes (limit 65536)'];
       assert.deepEqual(b.long_value, [longValue, longValue]);
     } else {
       // net-http 0.4.1 reads any head, which the codec's bound refuses
       assert.deepEqual(w.big_head, [LIMIT]);
       assert.deepEqual(b.big_head, [LIMIT, '200']);
+      assert.deepEqual(w.long_response_value, ['200']);
+      assert.deepEqual(b.long_response_value, ['200', '200']);
       // net-http 0.4.1 refuses a long field value too, in words of its own
       const longValue = ['ArgumentError', 'header X-Long has too long field value: 70000'];
       assert.deepEqual(b.long_value, [longValue, longValue]);

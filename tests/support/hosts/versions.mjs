@@ -30,6 +30,7 @@ const steps = {
   profile: 'NetHttpWasm.profile',
   get: "nhw_try { r = Net::HTTP.get_response($nhw_u + '/ok'); [r.code, r.body] }",
   big_head: "nhw_try { Net::HTTP.get_response($nhw_u + '/big-head').code }",
+  long_response_value: "nhw_try { Net::HTTP.get_response($nhw_u + '/long-value').code }",
   long_value: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X-Long' => 'x' * 70_000); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
   long_name: "nhw_try { req = Net::HTTP::Get.new('/ok', 'X' * 1_100 => 'v'); Net::HTTP.start($nhw_u.host, $nhw_u.port) { |h| h.request(req).body } }",
   threads: `nhw_try do
@@ -46,7 +47,7 @@ for (const blocking of [false, true]) {
     const r = {};
     for (const [name, code] of Object.entries(steps)) {
       if (['version', 'net_http', 'profile', 'get', 'threads'].includes(name)) r[name] = await run(code);
-      else if (name === 'big_head' || blocking) {
+      else if (name === 'big_head' || name === 'long_response_value' || blocking) {
         r[name] = [];
         for (const codec of blocking ? [true, false] : [true]) {
           vm.eval(`NetHttpWasm.codec = ${codec}`);

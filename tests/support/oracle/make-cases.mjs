@@ -666,6 +666,60 @@ const ALLQ = [['range'], ['content_range'], ['range_length'], ['content_length']
   R(F, 'POST', U('http://example.com/up'), null, [TE, ['body_stream', { stringio: '' }]]);
 }
 
+// ---------------------------------------------------------------- head
+// Profile 'head' only: what head's net-http checks and 4.0's does not
+// (validate_field_name, MAX_FIELD_LENGTH, set_content_type through
+// set_field, CR/LF in a multipart form), with the cases next to each bound.
+{
+  const F = 'head';
+  const H = (ops, init = null, method = 'GET') => add(F, req(method, U('http://example.com/'), init, ops), ['head']);
+  const v = (n, ch = 'v') => ch.repeat(n);
+  H([['set', 'X-A', v(65536)]]);
+  H([['set', 'X-A', v(65537)]]);
+  H([['set', 'X-A', v(70000) + '\r\n']]);
+  H([['set', 'X-A', ['ok', v(70000)]]]);
+  H([['set', 'X-A', ['a\r', v(70000)]]]);
+  H([['set', 'X-A', v(21846, 'é')]]);
+  H([['set', v(1024, 'k'), 'v']]);
+  H([['set', v(1025, 'k'), 'v']]);
+  H([['set', v(513, 'é'), 'v']]);
+  H([['set', 'X\r\nInjected', 'v\r']]);
+  H([['set', 'X:Y', 'v']]);
+  H([['set', 'X\u0000', 'v']]);
+  H([['set', 'X\u007f', 'v']]);
+  H([['set', 'X\tY', 'v']]);
+  H([['set', 'Ünï\u0001' + v(40, 'ß'), 'v']]);
+  H([['add', 'X\nY', 'v']]);
+  H([['add', 'X-A', v(65537)]]);
+  H([['set', 'X-A', 'a'], ['add', 'x-a', v(65537)]]);
+  H([['set', 'X-A', 'a'], ['add', 'x-a', 'b\n']]);
+  H([['set', 'X:Y', null]]);
+  H([['delete', 'X:Y']]);
+  H([], [['K', v(65536)]]);
+  H([], [['K', v(65537)]]);
+  H([], [['K', ' ' + v(65536) + ' ']]);
+  H([], [['K\u0001', 'v']]);
+  H([], [['K:x', 'v']]);
+  H([], [['K:x', null]]);
+  H([], [[v(1025, 'k'), 'v']]);
+  H([], [['K', 'a\r\nb']]);
+  H([['set_content_type', 'text/plain\r\nX-Injected: 1']]);
+  H([['set_content_type', 'a/b', [['k\n', 'v\r']]]]);
+  H([['set_content_type', 'a/' + v(65535, 'b')]]);
+  H([['set_content_type', 'text/html', [['charset', 'utf-8']]]]);
+  const MP = 'multipart/form-data';
+  const SF = (params, opts = { boundary: 'XyZzy' }) => H([['set_form', params, MP, opts]], null, 'POST');
+  SF([['a', '1']]);
+  SF([['a\r', '1']]);
+  SF([['a', '1\r\n']]);
+  SF([['f', 'x', { filename: 'a\nb' }]]);
+  SF([['f', 'x', { filename: 'a.txt', content_type: 'text/plain\r\nX: 1' }]]);
+  SF([['a', '1']], { boundary: 'B\nB' });
+  SF([['a\r', '1']], { boundary: 'B\nB' });
+  SF([['a\r', '1']], { boundary: 'XyZzy', charset: 'UTF-8' });
+  SF([['a', '1'], ['b\n', '2']]);
+}
+
 mkdirSync(casesDir, { recursive: true });
 let total = 0;
 for (const [name, { cases: list }] of Object.entries(files)) {

@@ -153,7 +153,7 @@ export async function runCases(version, cases) {
 /** Groups cases by profile, runs each group on its Ruby, returns results in case order. */
 export async function runByProfile(cases) {
   const results = new Array(cases.length);
-  for (const version of ['4.0', '3.4']) {
+  for (const version of ['4.0', '3.4', 'head']) {
     const idx = [];
     cases.forEach((c, j) => { if ((c.profile || '4.0') === version) idx.push(j); });
     if (!idx.length) continue;
