@@ -9,11 +9,11 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { Worker } from 'node:worker_threads';
 import { existsSync } from 'node:fs';
 import { createRubyVM } from '../../js/ruby/node.mjs';
 import { VERSIONS, listen, closeServer, captureServer, runNative, haveNativeRuby } from '../support/browser/harness.mjs';
 import { SCENARIOS, program } from '../support/threads/scenarios.mjs';
+import { workerVM } from '../support/rubywasm.mjs';
 
 // Debian bookworm: ruby-net-http-persistent (vendor_ruby), ruby-connection-pool
 const GEMS = ['/usr/lib/ruby/vendor_ruby', '/usr/share/rubygems-integration/all/gems/connection_pool-2.2.5'];
@@ -58,43 +58,12 @@ before(async () => {
 });
 after(() => closeServer(server, sockets));
 
-// A VM made by createRubyVM in a worker thread (tests/support/threads/vm-worker.mjs).
 // The environment of a VM that runs hundreds of threads at once: on 3.2,
 // createRubyVM's 2 MiB fiber stacks would take the memory past what
 // ruby.wasm's glue can address (2 GiB), so the smaller stack
 // docs/ruby-wasm.md gives for so many threads.
 function manyThreads(version) {
   return version === '3.2' ? { RUBY_FIBER_MACHINE_STACK_SIZE: String(1 << 20) } : undefined;
-}
-
-async function workerVM(options) {
-  const worker = new Worker(new URL('../support/threads/vm-worker.mjs', import.meta.url), { workerData: options });
-  const waiting = new Map();
-  let next = 0;
-  worker.on('message', (m) => {
-    const w = waiting.get(m.id);
-    if (!w) return;
-    waiting.delete(m.id);
-    if (m.error != null) w.reject(new Error(m.error));
-    else w.resolve(m.value);
-  });
-  await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  });
-  const send = (msg) =>
-    new Promise((resolve, reject) => {
-      const id = ++next;
-      waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, ...msg });
-    });
-  return {
-    run: (code, async) => send({ code, async }),
-    async close() {
-      await send({ close: true });
-      await worker.terminate();
-    },
-  };
 }
 
 let runs = 0;
@@ -221,7 +190,10 @@ test('a C frame known by its name alone: safe when every C method of that name i
       was = f.bare_holding?('closed_read?')
       require 'stringio'
       { before: before, odd: [f.bare_holding?('#<Class:0x1>#x'), f.bare_holding?('no_such_method_anywhere')], later: [unloaded, was, f.bare_holding?('closed_read?')] }.to_json`)));
-    assert.deepEqual(out.before, { times: false, catch: false, loop: false, yield: false, resume: false, synchronize: false, each: true, map: true, select: true, reverse_each: true });
+    // head (4.1) has one more C method named yield (with call, [] and === on
+    // the singleton class of an object that has no name), not one of SAFE
+    const yieldHolds = VERSIONS[0] === 'head';
+    assert.deepEqual(out.before, { times: false, catch: false, loop: false, yield: yieldHolds, resume: false, synchronize: false, each: true, map: true, select: true, reverse_each: true });
     assert.deepEqual(out.odd, [true, false]);
     assert.deepEqual(out.later, [true, false, true]);
   } finally {

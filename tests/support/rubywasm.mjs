@@ -4,6 +4,7 @@
 import v8 from 'node:v8';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 
 // Node 20 crashes in the GC while wasm memory grows unless incremental
 // marking is off (see /work/shared/notes/oracles.md).
@@ -117,4 +118,40 @@ export function takeRequest(buf) {
   const lines = head.split('\r\n');
   const [method, target] = lines[0].split(' ');
   return { method, target, head, raw: buf.subarray(0, end + 4 + len), body: buf.subarray(end + 4, end + 4 + len), rest: buf.subarray(end + 4 + len) };
+}
+
+/**
+ * A VM made by createRubyVM(options) in a worker thread
+ * (tests/support/threads/vm-worker.mjs), so that servers on the test's
+ * thread answer while the VM's thread waits (a blocking transport blocks
+ * it): { run(code, async) → its to_s, close() }.
+ */
+export async function workerVM(options) {
+  const worker = new Worker(new URL('./threads/vm-worker.mjs', import.meta.url), { workerData: options });
+  const waiting = new Map();
+  let next = 0;
+  worker.on('message', (m) => {
+    const w = waiting.get(m.id);
+    if (!w) return;
+    waiting.delete(m.id);
+    if (m.error != null) w.reject(new Error(m.error));
+    else w.resolve(m.value);
+  });
+  await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
+  const send = (msg) =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      waiting.set(id, { resolve, reject });
+      worker.postMessage({ id, ...msg });
+    });
+  return {
+    run: (code, async) => send({ code, async }),
+    async close() {
+      await send({ close: true });
+      await worker.terminate();
+    },
+  };
 }
