@@ -123,8 +123,8 @@ module NetHttpWasm
     # (Waits#park, js/ruby/waits.mjs): resumes that fiber with the value. No arguments: the
     # bridge's call passes none (js/ruby/rubywasm-internals.mjs, waker).
     def __wake
-      token, value = @bridge[:settled].to_s.split(':', 2)
-      @waiters.delete(token)&.transfer(value)
+      settled = Lines::Settled.read(@bridge[:settled].to_s)
+      @waiters.delete(settled.token)&.transfer(settled.value)
       nil
     end
 
@@ -186,7 +186,7 @@ module NetHttpWasm
     def await_host(promise)
       loop = @loop
       return JS.promise_scheduler.await(promise) if loop.nil? || Fiber.current.equal?(loop)
-      token = (@token += 1).to_s
+      token = (@token += 1)
       @waiters[token] = Fiber.current
       @bridge.call('park', promise, token)
       begin
@@ -216,9 +216,8 @@ module NetHttpWasm
       h = host.to_s
       return [h] if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
       r = call_wait('resolve', h).to_s
-      return r.split("\n") unless r.start_with?('!')
-      text = Lines::Failure.read(r[1..]).detail == 'EAI_AGAIN' ? 'Temporary failure in name resolution' : 'Name or service not known'
-      raise defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : SocketError, "getaddrinfo(3): #{text}"
+      return Lines.read_addresses_list(r) unless r.start_with?('!')
+      NetHttpWasm::Socket.raise_open_error(Lines::Failure.read(r[1..]), h, nil)
     end
 
     def ms(seconds)

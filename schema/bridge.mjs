@@ -152,6 +152,13 @@ export const lines = {
       ['trusted', 'rest', 'the certificates the connection trusts, PEM'],
     ],
   },
+  settled: {
+    doc: 'a wait that settled (an item of lists.settled)',
+    fields: [
+      ['token', 'int', 'the token its call was given (Bridge#deferred, NetHttpWasm::Scheduler)'],
+      ['value', 'rest', "the call's reply"],
+    ],
+  },
   listening: {
     doc: "listen's reply: the listening socket",
     fields: [
@@ -172,6 +179,26 @@ export const lines = {
       ['peerPort', 'int', "the peer's port"],
     ],
   },
+};
+
+/**
+ * Failures (lines.failure) the host gives from more than one place: NAME:
+ * [kind, detail, when]. tools/gen-schema.mjs writes each as a JS constant
+ * (its String).
+ */
+export const failures = {
+  CLOSED: ['IOError', 'closed stream', 'a call on a connection or socket that is closed (MRI\'s IOError)'],
+};
+
+/**
+ * Lists that cross in one String: items joined by sep, each of the lines
+ * type `item` (or a text line). tools/gen-schema.mjs writes from each a JS
+ * writer (<name>List(items)) and reader (read<Name>List(s)), and a Ruby
+ * reader (Lines.read_<name>_list(s)); an empty String is no items.
+ */
+export const lists = {
+  settled: { doc: "takeSettled's reply: the waits that settled since the last call", sep: '\0', item: 'settled' },
+  addresses: { doc: "resolve's reply: the addresses a name resolves to, in the resolver's order", sep: '\n', item: 'text' },
 };
 
 /**
@@ -198,7 +225,7 @@ export const failureKinds = {
  * the Bridge's methods and every call in ruby/ against this table.
  */
 export const calls = {
-  resolve: { args: ['host'], reply: 'the addresses, one a line, or "!" and lines.failure (kind resolve)', waits: true },
+  resolve: { args: ['host'], reply: 'lists.addresses, or "!" and lines.failure (kind resolve)', waits: true },
   open: {
     args: ['host', 'port', 'tlsJson', 'timeoutMs', 'local', 'upgrade'],
     reply: 'lines.open, or "!" and lines.failure',

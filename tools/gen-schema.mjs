@@ -147,6 +147,34 @@ const jsLines =
       '  };\n}\n';
     return w + r;
   }).join('');
+// ---- the bridge's lists (bridge.lists): items joined by a separator ----
+for (const [name, spec] of Object.entries(bridge.lists)) {
+  if (spec.item !== 'text' && !bridge.lines[spec.item]) throw new Error(`lists.${name}: unknown item ${spec.item}`);
+  if (spec.sep.length !== 1) throw new Error(`lists.${name}: a separator of one character`);
+}
+const jsLists = Object.entries(bridge.lists).map(([name, spec]) => {
+  const sep = JSON.stringify(spec.sep);
+  const text = spec.item === 'text';
+  return `/** Writes ${spec.doc}: the items (${text ? 'Strings' : `${spec.item}Lines' values`}) joined by ${sep}. */
+` +
+    `export function ${name}List(items) {
+  return items${text ? '' : `.map(${spec.item}Lines)`}.join(${sep});
+}
+` +
+    `/** Reads ${name}List's String: its items. */
+` +
+    `export function read${cap(name)}List(s) {
+  const t = String(s);
+  return t === '' ? [] : t.split(${sep})${text ? '' : `.map(read${cap(spec.item)}Lines)`};
+}
+`;
+}).join('');
+const rbLists = Object.entries(bridge.lists).map(([name, spec]) => {
+  const sep = JSON.stringify(spec.sep).replace('\\u0000', '\\0');
+  const text = spec.item === 'text';
+  return `\n    # Reads ${spec.doc}: the items${text ? '' : ` (${cap(spec.item)})`} joined by ${sep}.\n` +
+    `    def self.read_${snake(name)}_list(s)\n      s.to_s.split(${sep})${text ? '' : `.map { |item| ${cap(spec.item)}.read(item) }`}\n    end\n`;
+}).join('');
 const rbLineRead = (type, v) =>
   type === 'int' ? `${v}&.to_i` : type === 'bool' ? `(${v} && ${v} == '1')` : LINE_TYPES.includes(type) ? v : `(${v} && ${cap(type)}.read(${v}))`;
 const rbLineWrite = (type, v) => (type === 'bool' ? `(${v} ? '1' : '0')` : `${v}.to_s`);
@@ -163,6 +191,7 @@ const rbLines =
       fs.slice(1).map(([, type], i) => `        return s if ${vars[i + 1]}.nil?\n        s << "\\n" << ${rbLineWrite(type, vars[i + 1])}\n`).join('') +
       '        s\n      end\n    end\n';
   }).join('') +
+  rbLists +
   '  end\n';
 
 const js =
@@ -170,7 +199,9 @@ const js =
   bridgeEntries.map((e) => `/** ${e.doc} */\nexport const ${e.name} = ${e.value};\n`).join('') +
   `/** The bridge calls that may wait for the network (schema/bridge.mjs calls). */\nexport const WAITING_CALLS = new Set(${JSON.stringify(waiting)});\n` +
   `/** The TLS settings' keys and types (schema/bridge.mjs tlsSettings). */\nexport const TLS_SETTINGS = Object.freeze(${JSON.stringify(Object.fromEntries(Object.entries(bridge.tlsSettings).map(([k, [type]]) => [k, type])))});\n` +
-  jsLines;
+  jsLines +
+  jsLists +
+  Object.entries(bridge.failures).map(([name, [kind, detail, doc]]) => `/** The failure of ${doc}. */\nexport const ${name} = failureLines(${JSON.stringify({ kind, detail })});\n`).join('');
 const rb =
   `# frozen_string_literal: true\n# ${banner}\n\nmodule NetHttpWasm\n` +
   bridgeEntries.map((e) => `  # ${e.doc}\n  ${e.name} = ${e.value}\n`).join('') +

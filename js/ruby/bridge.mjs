@@ -15,8 +15,8 @@ import { Connections } from './connections.mjs';
 import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { waitFor } from './waits.mjs';
-import { SocketCalls, CLOSED } from './socket-calls.mjs';
-import { RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, S_EMPTY, S_END, S_UNSETTLED, SEND_BODY, TLS_SETTINGS, failureLines, readLocalLines, openLines, upgradedLines } from './constants.mjs';
+import { SocketCalls } from './socket-calls.mjs';
+import { CLOSED, RC_ERROR, RC_TIMEOUT, RC_WOULD_BLOCK, SEND_BODY, S_EMPTY, S_END, S_UNSETTLED, TLS_SETTINGS, failureLines, openLines, readLocalLines, upgradedLines } from './constants.mjs';
 
 // A body up to this size goes out with the head in one write.
 const ONE_WRITE = 64 * 1024;

@@ -8,10 +8,7 @@
 import { Conn } from './conn.mjs';
 import { then } from './pending.mjs';
 import { Waits, waitFor } from './waits.mjs';
-import { RC_ERROR, RC_WOULD_BLOCK, UNSENT_MAX, failureLines, listeningLines, acceptedLines } from './constants.mjs';
-
-/** What a call on a closed connection says (schema/bridge.mjs lines.failure). */
-export const CLOSED = failureLines({ kind: 'IOError', detail: 'closed stream' });
+import { CLOSED, RC_ERROR, RC_WOULD_BLOCK, UNSENT_MAX, failureLines, listeningLines, acceptedLines } from './constants.mjs';
 
 // The failure of a connection's error ([Ruby class, message]).
 const failureOf = (error) => failureLines({ kind: error[0], detail: error[1] });

@@ -5,7 +5,7 @@
 // made without blocking and kept as a Pending until it is over (deferred,
 // idle). The calls Ruby makes here are declared in schema/bridge.mjs.
 import { Pending } from './pending.mjs';
-import { WAITING_CALLS } from './constants.mjs';
+import { WAITING_CALLS, settledLines, settledList } from './constants.mjs';
 
 export class Waits {
   constructor(transport, wake, roomCheck = () => {}) {
@@ -22,14 +22,14 @@ export class Waits {
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
 
   // Ruby: resumes waiter `token` once the promise settles: wake() calls
-  // NetHttpWasm.__wake, which reads `settled`, "token:value" (the value is
+  // NetHttpWasm.__wake, which reads `settled` (lines.settled; the value is
   // a number or a string). (Passing it as an argument would need vm.wrap,
   // whose objects ruby.wasm never frees.)
   park(promise, token) {
     this.roomCheck();
     promise.then((v) => {
       this.lastPoll = performance.now();
-      this.settled = `${token}:${v}`;
+      this.settled = settledLines({ token, value: v });
       this.wake();
     });
   }
@@ -46,7 +46,7 @@ export class Waits {
   // Ruby: notes `token` and the promise's value once it settles.
   collect(promise, token) {
     promise.then((v) => {
-      this.settledList.push(`${token}\n${v}`);
+      this.settledList.push({ token, value: v });
       const w = this.onSettled;
       if (w) {
         this.onSettled = null;
@@ -55,12 +55,12 @@ export class Waits {
     });
   }
 
-  // Ruby: what settled since the last call ("token\nvalue" joined by "\0").
+  // Ruby: what settled since the last call (lists.settled).
   takeSettled() {
     this.roomCheck();
     this.pollPendings();
     if (!this.settledList.length) return '';
-    const s = this.settledList.join('\0');
+    const s = settledList(this.settledList);
     this.settledList = [];
     return s;
   }
@@ -90,7 +90,7 @@ export class Waits {
     if (!WAITING_CALLS.has(name)) throw new TypeError(`not a deferrable call: ${name}`);
     const r = this.transport.deferred(() => this[name](...args));
     if (r instanceof Pending) this.pendings.set(token, r);
-    else this.settledList.push(`${token}\n${r}`);
+    else this.settledList.push({ token, value: r });
     return 0;
   }
 
@@ -129,7 +129,7 @@ export class Waits {
         const v = p.poll(now);
         if (v !== undefined) {
           this.pendings.delete(token);
-          this.settledList.push(`${token}\n${v}`);
+          this.settledList.push({ token, value: v });
         }
       }
     }

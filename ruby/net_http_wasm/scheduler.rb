@@ -662,13 +662,13 @@ module NetHttpWasm
       end
     end
 
-    # "token\nvalue\0..." of the promises that settled (Bridge#collect).
+    # The waits that settled (Bridge#collect, #deferred: lists.settled).
     def take_settled
       s = @bridge.call('takeSettled').to_s
       return if s.empty?
-      s.split("\0").each do |entry|
-        token, value = entry.split("\n", 2)
-        token = token.to_i
+      Lines.read_settled_list(s).each do |settled|
+        token = settled.token
+        value = settled.value
         waiter = @results[token]
         if waiter.is_a?(Fiber)
           wake(waiter, value)

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { calls, tlsSettings, lines } from '../../schema/bridge.mjs';
+import { calls, tlsSettings, lines, lists } from '../../schema/bridge.mjs';
 import { Bridge } from '../../js/ruby/bridge.mjs';
 import * as bridgeConstants from '../../js/ruby/constants.mjs';
 
@@ -152,6 +152,7 @@ const SAMPLES = {
   peerCheck: [{ peer: '127.0.0.1:443', chain: 'QQ==', nameOk: false, trusted: 'a\nb\nc' }],
   listening: [{ id: 9, family: 'AF_INET', address: '0.0.0.0', port: 33000 }],
   accepted: [{ id: 10, family: 'AF_INET6', address: '::1', port: 33000, peerAddress: '::1', peerPort: 51000 }],
+  settled: [{ token: 7, value: '0' }, { token: 12, value: '!IOError\nclosed stream' }, { token: 3, value: '' }],
 };
 const cap = (s) => s[0].toUpperCase() + s.slice(1);
 const snake = (s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -197,5 +198,42 @@ print JSON.generate(out)`;
     const expect = (n, v) => Object.fromEntries(lines[n].fields.map(([f, type]) => [snake(f), v[f] === undefined ? null : lines[type] ? expect(type, v[f]) : v[f]]));
     const sample = SAMPLES[name][written.slice(0, i).filter(([n]) => n === name).length];
     assert.deepEqual(values, expect(name, sample), `${name}: ${JSON.stringify(s)}`);
+  });
+});
+
+// Values of each of schema/bridge.mjs `lists`: none, one, several.
+const LIST_SAMPLES = {
+  settled: [[], [{ token: 1, value: '5' }], [{ token: 2, value: 'a\nb' }, { token: 3, value: '' }, { token: 40, value: '!timeout\n' }]],
+  addresses: [[], ['127.0.0.1'], ['::1', '127.0.0.1', '10.0.0.7']],
+};
+
+test('every declared list has samples here', () => {
+  assert.deepEqual(Object.keys(LIST_SAMPLES).sort(), Object.keys(lists).sort());
+});
+
+test("lists: JS writes them, JS and Ruby (Debian's) read the same items", () => {
+  const read = (name, v) => (lists[name].item === 'text' ? v : full(lists[name].item, v));
+  const written = [];
+  for (const [name, samples] of Object.entries(LIST_SAMPLES)) {
+    for (const items of samples) {
+      const s = bridgeConstants[`${name}List`](items);
+      assert.deepEqual(bridgeConstants[`read${cap(name)}List`](s), items.map((v) => read(name, v)), `${name}: ${JSON.stringify(s)}`);
+      written.push([name, s, items]);
+    }
+  }
+  assert.equal(bridgeConstants.settledList([{ token: 1, value: 'x' }, { token: 2, value: 'y' }]), '1\nx\u00002\ny');
+  const program = `
+require 'json'
+require ${JSON.stringify(fileURLToPath(new URL('net_http_wasm/constants.rb', root)))}
+out = JSON.parse($stdin.read).map do |name, s|
+  NetHttpWasm::Lines.send("read_#{name}_list", s).map { |v| v.is_a?(Struct) ? v.to_h : v }
+end
+print JSON.generate(out)`;
+  const r = spawnSync('ruby', ['-e', program], { input: JSON.stringify(written.map(([n, s]) => [n, s])), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  JSON.parse(r.stdout).forEach((items, i) => {
+    const [name, s, sample] = written[i];
+    const expect = sample.map((v) => (lists[name].item === 'text' ? v : Object.fromEntries(lines[lists[name].item].fields.map(([f]) => [snake(f), v[f]]))));
+    assert.deepEqual(items, expect, `${name}: ${JSON.stringify(s)}`);
   });
 });

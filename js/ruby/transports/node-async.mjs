@@ -4,12 +4,10 @@
 // Right after a request, a plain TCP connection is polled on its fd for a
 // quick answer (node-fd.mjs): one that comes within POLL_MS is taken with
 // no fiber switch and no turn of the loop.
-import { lookup } from 'node:dns';
-import { connect, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { connect, resolveName, tlsSession, WRITE_PIECE } from './node-connect.mjs';
 import { socketError } from './node-errors.mjs';
 import { Conn } from '../conn.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
-import { failureLines } from '../constants.mjs';
 import { POLL_MS, pollPolicy, fdOf, readFd, writeFd, readBurst, deliverRead, deliverWrite, resetAtEnd } from './node-fd.mjs';
 
 class NodeConn extends Conn {
@@ -144,7 +142,7 @@ export function nodeAsyncTransport() {
       });
     },
     resolve(host) {
-      return new Promise((done) => lookup(host, { all: true }, (err, addresses) => done(err ? `!${failureLines({ kind: 'resolve', detail: err.code })}` : addresses.map((a) => a.address).join('\n'))));
+      return new Promise((done) => resolveName(host, done));
     },
     // TCPServer: { listener, info }, or a failure (a promise of it)
     listen(bridge, spec) {

@@ -4,6 +4,7 @@
 // event-loop one in node-async.mjs and the blocking one's I/O thread in
 // node-io-worker.mjs).
 import net from 'node:net';
+import { lookup } from 'node:dns';
 import tls from 'node:tls';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +12,7 @@ import { errnoOf } from './errno.mjs';
 import { sslMessage, isIpAddress, unbracket } from './node-errors.mjs';
 import { connectedNow } from './node-fd.mjs';
 import { stopStreamReads } from './node-internals.mjs';
-import { failureLines } from '../constants.mjs';
+import { CLOSED, addressesList, failureLines } from '../constants.mjs';
 
 // Both transports hand writes to the socket in pieces of this size and
 // report each one the OS has taken (Conn#onFlushed): a writer waiting for
@@ -202,7 +203,7 @@ export function connect(spec, done) {
     };
     const gone = () => {
       over.removeListener('connect', go);
-      done(null, failure('IOError', 'closed stream'));
+      done(null, CLOSED);
     };
     over.once('connect', go);
     over.once('close', gone);
@@ -360,4 +361,10 @@ const DIRECT_NAME = 'net-http-wasm.direct';
 
 function connectAtOnce(base, address, family) {
   return net.connect({ ...base, host: DIRECT_NAME, family, lookup: (_name, _opts, cb) => cb(null, address, family) });
+}
+
+// The resolve call's reply for host (IPSocket.getaddress, Resolv): the
+// addresses (lists.addresses), or "!" and a failure of kind resolve.
+export function resolveName(host, done) {
+  lookup(host, { all: true }, (err, addresses) => done(err ? `!${failure('resolve', err.code)}` : addressesList(addresses.map((a) => a.address))));
 }

@@ -9,18 +9,16 @@
 // close from happening while the Ruby thread is inside a read or write
 // (0 free, 1 in use by the Ruby thread, 2 closed).
 import { workerData } from 'node:worker_threads';
-import { lookup } from 'node:dns';
-import { connect, tlsSession, WRITE_PIECE } from './node-connect.mjs';
+import { connect, resolveName, tlsSession, WRITE_PIECE } from './node-connect.mjs';
 import { socketError } from './node-errors.mjs';
 import { fdOf, resetAtEnd } from './node-fd.mjs';
 import { listen, acceptedInfo } from './node-listen.mjs';
-import { failureLines } from '../constants.mjs';
+import { CLOSED, failureLines } from '../constants.mjs';
 import { stopStreamReads, guardDestroy, restoreStream, readStop, readStart } from './node-internals.mjs';
 
 const { port, ctl } = workerData;
 const sockets = new Map();
 const servers = new Map(); // listener id → Listener (TCPServer)
-const CLOSED = failureLines({ kind: 'IOError', detail: 'closed stream' });
 
 // Posts an event and wakes the Ruby thread; `wake` false: it is taken at
 // the next pump (ctl[1] says the Ruby thread waits for room to write, so
@@ -170,7 +168,7 @@ port.on('message', (m) => {
       break;
     }
     case 'lookup':
-      lookup(m.host, { all: true }, (err, addresses) => post({ t: 'lookup', id: m.id, info: err ? `!${failureLines({ kind: 'resolve', detail: err.code })}` : addresses.map((a) => a.address).join('\n') }));
+      resolveName(m.host, (info) => post({ t: 'lookup', id: m.id, info }));
       break;
     case 'write':
       // in pieces, each reported when the OS has taken it
