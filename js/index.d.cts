@@ -228,7 +228,7 @@ export interface ResponseOptions extends ProfileOptions {
    * Content-Length body cut short is an EOFError. Default false (MRI's leniency).
    */
   strict?: boolean;
-  /** Limits (NetHttpWasm::LimitError): status line + header block bytes (1 MiB). */
+  /** Limits (NetHttpWasm::LimitError): status line + header block bytes (1 MiB; 2 MiB under profile 'head'). */
   maxHeaderBytes?: number;
   /** Header lines (10000). */
   maxHeaderFields?: number;

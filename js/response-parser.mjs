@@ -209,7 +209,7 @@ function gather(c, pieces, from, to, view = false) {
 /**
  * Parses one response from `bytes` (the stream ends after them):
  * `parseResponse(bytes, { requestMethod: 'GET', decodeContent: false,
- * skipInterim: false, profile: '4.0', maxHeaderBytes: 1 MiB,
+ * skipInterim: false, profile: '4.0', maxHeaderBytes: 1 MiB (2 MiB under 'head'),
  * maxHeaderFields: 10000, maxBodyBytes: Infinity, maxInflatedBytes: 256 MiB, strict: false })`.
  *
  * A 1xx response is returned as it is (MRI's read_new does that); with
