@@ -50,7 +50,7 @@ function strictCheck(what, value, re) {
   if (!re.test(value)) throw new NetHttpError('ArgumentError', `strict: ${what} not allowed by RFC 9112: ${JSON.stringify(value)}`);
 }
 const CRLF = /[\r\n]/;
-// What head's validate_field_name refuses in a name (and its longest name)
+// The bytes head's validate_field_name refuses in a name
 const NAME_CTL = /[\x00-\x1f\x7f:]/;
 
 // Whether head's set_field / add_field could refuse name or values: a
