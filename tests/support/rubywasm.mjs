@@ -121,13 +121,12 @@ export function takeRequest(buf) {
 }
 
 /**
- * A VM made by createRubyVM(options) in a worker thread
- * (tests/support/threads/vm-worker.mjs), so that servers on the test's
- * thread answer while the VM's thread waits (a blocking transport blocks
- * it): { run(code, async) → its to_s, close() }.
+ * Calls into a worker thread that answers { id, ... } messages with
+ * { id, value } or { id, error }, once it has posted { ready: true }:
+ * { send(message) → a promise of its value, worker }.
  */
-export async function workerVM(options) {
-  const worker = new Worker(new URL('./threads/vm-worker.mjs', import.meta.url), { workerData: options });
+export async function workerCalls(url, workerData) {
+  const worker = new Worker(url, { workerData });
   const waiting = new Map();
   let next = 0;
   worker.on('message', (m) => {
@@ -138,7 +137,7 @@ export async function workerVM(options) {
     else w.resolve(m.value);
   });
   await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
+    worker.once('message', (m) => (m && m.ready ? resolve() : reject(new Error('the worker did not start'))));
     worker.once('error', reject);
   });
   const send = (msg) =>
@@ -147,6 +146,17 @@ export async function workerVM(options) {
       waiting.set(id, { resolve, reject });
       worker.postMessage({ id, ...msg });
     });
+  return { send, worker };
+}
+
+/**
+ * A VM made by createRubyVM(options) in a worker thread
+ * (tests/support/threads/vm-worker.mjs), so that servers on the test's
+ * thread answer while the VM's thread waits (a blocking transport blocks
+ * it): { run(code, async) → its to_s, close() }.
+ */
+export async function workerVM(options) {
+  const { send, worker } = await workerCalls(new URL('./threads/vm-worker.mjs', import.meta.url), options);
   return {
     run: (code, async) => send({ code, async }),
     async close() {

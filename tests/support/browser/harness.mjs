@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { spawn } from 'node:child_process';
 
-import { takeRequest, bootVM, fiberCertTrap } from '../rubywasm.mjs';
+import { takeRequest, bootVM, fiberCertTrap, workerCalls } from '../rubywasm.mjs';
 import { installNetHttp } from '../../../js/ruby/node.mjs';
 
 export { VERSIONS, rubyWasmPath, bootVM, rb, rbJSON, takeRequest } from '../rubywasm.mjs';
@@ -33,27 +33,7 @@ export async function onWaitingVM(t, version, fn) {
  * rbJSON() below take it in place of a RubyVM.
  */
 export async function bootThreadVM(version, options = {}) {
-  const { Worker } = await import('node:worker_threads');
-  const worker = new Worker(new URL('./vm-thread.mjs', import.meta.url), { workerData: { version, options } });
-  const waiting = new Map();
-  let next = 1;
-  worker.on('message', (m) => {
-    const w = waiting.get(m.id);
-    if (!w) return;
-    waiting.delete(m.id);
-    if (m.error != null) w.reject(new Error(m.error));
-    else w.resolve(m.value);
-  });
-  await new Promise((resolve, reject) => {
-    worker.once('message', (m) => (m.ready ? resolve() : reject(new Error('VM thread did not start'))));
-    worker.once('error', reject);
-  });
-  const send = (msg) =>
-    new Promise((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve, reject });
-      worker.postMessage({ id, ...msg });
-    });
+  const { send, worker } = await workerCalls(new URL('./vm-thread.mjs', import.meta.url), { version, options });
   return {
     rb: (code) => send({ code }),
     set: (name, value) => send({ set: [name, value] }),
