@@ -213,7 +213,7 @@ module NetHttpWasm
 
     # Every address of host, as the host's resolver gives them (getaddrinfo(3)'s order).
     def getaddresses(host)
-      h = host.to_s
+      h = c_str(host.to_s)
       return [h] if h.match?(/\A\d{1,3}(?:\.\d{1,3}){3}\z/) || h.include?(':')
       r = call_wait('resolve', h).to_s
       return Lines.read_addresses_list(r) unless r.start_with?('!')

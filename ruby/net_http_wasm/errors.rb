@@ -56,6 +56,10 @@ module NetHttpWasm
     def errno(klass, detail = nil)
       name = klass.name.to_s.delete_prefix('Errno::')
       text = STRERROR[name]
+      # (SystemCallError itself, for a code Ruby has no Errno class of:
+      # "unknown error - detail")
+      return SystemCallError.new(detail) if klass.equal?(SystemCallError)
+
       e = klass.new
       return e unless text
       e.exception(detail ? "#{text} - #{detail}" : text)

@@ -11,6 +11,8 @@ module NetHttpWasm
     def self.open(host, port, open_timeout, tls, local_host = nil, local_port = nil, upgrade: false)
       # as TCPSocket.open: a host that is not a String is converted with to_str
       host = host.to_str unless host.nil? || String === host
+      NetHttpWasm.c_str(host)
+      NetHttpWasm.c_str(local_host)
       bridge = NetHttpWasm.bridge
       local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : nil
       r = NetHttpWasm.call_wait_or_now('open', host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, upgrade).to_s

@@ -621,9 +621,13 @@ class TCPServer < TCPSocket
       raise NetHttpWasm.errno(Errno::EACCES, "bind(2) for #{host.to_s.dump} port #{port} " \
         '(net-http-wasm: a browser cannot listen for connections)')
     end
+    NetHttpWasm.c_str(host)
     r = NetHttpWasm.call_wait_or_now('listen', host.to_s, port, ::Socket::SOMAXCONN).to_s
     if r.start_with?('!')
-      code = NetHttpWasm::Lines::Failure.read(r[1..]).detail.to_s
+      failure = NetHttpWasm::Lines::Failure.read(r[1..])
+      # (a name the resolver has no address for: getaddrinfo(3)'s error, as TCPSocket's)
+      NetHttpWasm::Socket.raise_open_error(failure, host, port) if failure.kind == 'resolve'
+      code = failure.detail.to_s
       klass = Errno.const_defined?(code) ? Errno.const_get(code) : SystemCallError
       raise NetHttpWasm.errno(klass, "bind(2) for #{host.to_s.dump} port #{port}")
     end
@@ -963,6 +967,7 @@ class Addrinfo
   def self.__nhw_port(port)
     return 0 if port.nil?
     return port if port.is_a?(Integer)
+    NetHttpWasm.c_str(port)
     return port.to_i if port.to_s.match?(/\A\d+\z/)
     { 'http' => 80, 'https' => 443, 'ftp' => 21, 'smtp' => 25, 'imap' => 143, 'pop3' => 110 }.fetch(port.to_s) do
       raise SocketError, 'getaddrinfo: Servname not supported for ai_socktype'
@@ -1092,6 +1097,8 @@ module NetHttpWasm
     # connect(2), or what the block gives).
     def tcp_connect(host, port, local_host, local_port, timeout, sockaddr_text: nil)
       host = host.to_str unless host.nil? || String === host
+      c_str(host)
+      c_str(local_host)
       host = 'localhost' if host.nil?
       port = Addrinfo.__nhw_port(port)
       if @transport == 'fetch'
@@ -1118,6 +1125,13 @@ module NetHttpWasm
       else
         Socket.raise_open_error(failure, host, port)
       end
+    end
+
+    # As MRI's StringValueCStr for a host or service a socket call is
+    # given: a String holding a NUL byte raises ArgumentError. s, else.
+    def c_str(s)
+      raise ArgumentError, 'string contains null byte' if String === s && s.include?("\0")
+      s
     end
   end
 end

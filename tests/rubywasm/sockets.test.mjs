@@ -138,6 +138,19 @@ const SCENARIOS = {
     [-> { TCPSocket.new('127.0.0.1', PORTS['refused']) }, -> { Socket.tcp('127.0.0.1', PORTS['refused']) }].each do |f|
       begin; f.call; rescue SystemCallError => e; p [e.class, e.message]; end
     end`,
+  'names a socket call refuses: a NUL byte, a name with no address': `
+    [-> { TCPSocket.new("a\\0b", 80) }, -> { TCPSocket.new('127.0.0.1', PORTS['http'], "a\\0b") },
+     -> { TCPSocket.new('127.0.0.1', "8\\0") }, -> { TCPServer.new("a\\0b", 0) }, -> { Socket.tcp("a\\0b", 80) },
+     -> { Addrinfo.tcp("a\\0b", 80) }, -> { IPSocket.getaddress("a\\0b") }, -> { Socket.getaddrinfo("a\\0b", 80) },
+     -> { Net::HTTP.new("a\\0b", 80).get('/') },
+     -> { h = Net::HTTP.new('127.0.0.1', PORTS['http']); h.local_host = "a\\0b"; h.get('/') }].each do |f|
+      begin; f.call; p :no_error; rescue => e; p [e.class, e.message]; end
+    end
+    # (3.1 says "getaddrinfo: ", 3.3 and later "getaddrinfo(3): ", with Socket::ResolutionError)
+    [-> { TCPServer.new('nonexistent.invalid', 0) }, -> { TCPServer.new('300.1.1.1', 0) },
+     -> { TCPSocket.new('nonexistent.invalid', 80) }].each do |f|
+      begin; f.call; p :no_error; rescue SocketError => e; p [:resolve, e.message.sub(/\\Agetaddrinfo(?:\\(3\\))?: /, '')]; end
+    end`,
   'a connect that times out': `
     t = Process.clock_gettime(Process::CLOCK_MONOTONIC)
     begin; TCPSocket.new('127.0.0.1', FULL, connect_timeout: 0.3); rescue => e; p [e.class, e.message]; end
@@ -405,6 +418,7 @@ describe('sockets in ruby.wasm, compared with native MRI', { skip, timeout: 6000
   test('native MRI gives the expected answers (the oracle is sane)', () => {
     assert.match(expected['the seed: TCPSocket.open, write, read, close'], /hello \/seed/);
     assert.match(expected['a refused connect'], /Errno::ECONNREFUSED/);
+    assert.match(expected['names a socket call refuses: a NUL byte, a name with no address'], /^\[ArgumentError, "string contains null byte"\]\n(.*\n){9}(\[:resolve, "Name or service not known"\]\n){2}/);
     assert.match(expected['a connect that times out'], /Errno::ETIMEDOUT.*\n.*\ntrue\n$/);
     assert.match(expected['SSLSocket with a good and a bad certificate'], /certificate verify failed \(hostname mismatch\)/);
     assert.match(expected['a TCPServer in Ruby answering a client'], /"hi from client"/);

@@ -8,7 +8,7 @@ import { lookup } from 'node:dns';
 import tls from 'node:tls';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { errnoOf } from './errno.mjs';
+import { errnoOf, resolveCodeOf } from './errno.mjs';
 import { sslMessage, isIpAddress, unbracket } from './node-errors.mjs';
 import { connectedNow } from './node-fd.mjs';
 import { stopStreamReads } from './node-internals.mjs';
@@ -277,8 +277,8 @@ export function connect(spec, done) {
     const code = errnoOf(e);
     // (a server's handshake: OpenSSL's SSL_accept)
     if (settings && settings.server && !code) return fail('ssl', sslMessage(e, host, port, host, remote).replace(/^SSL_connect/, 'SSL_accept'));
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_FAIL' || code === 'EAI_NODATA' || code === 'EAI_NONAME') {
-      fail('resolve', code);
+    if (resolveCodeOf(e)) {
+      fail('resolve', resolveCodeOf(e));
     } else if (settings && socket && socket.connecting === false && !socket.authorized && e && e.code && !/^E[A-Z]+$/.test(e.code)) {
       fail('ssl', sslMessage(e, host, port, (settings && settings.servername) || host, remote || (socket && socket.remoteAddress)));
     } else if (code) {

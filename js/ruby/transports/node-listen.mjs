@@ -5,7 +5,7 @@
 // accept takes it (unread with `paused`; else what Node's stream reads of it
 // meanwhile comes first).
 import net from 'node:net';
-import { errnoOf } from './errno.mjs';
+import { errnoOf, resolveCodeOf } from './errno.mjs';
 import { failureLines } from '../constants.mjs';
 
 export class Listener {
@@ -67,7 +67,8 @@ export class Listener {
  */
 export function listen(spec, done, paused = false) {
   const server = net.createServer({ allowHalfOpen: true, pauseOnConnect: paused });
-  const failed = (e) => done(null, failureLines({ kind: 'errno', detail: errnoOf(e) || 'EADDRNOTAVAIL' }));
+  // (a name: Node resolves it first, as getaddrinfo(3) does for bind(2))
+  const failed = (e) => done(null, failureLines(resolveCodeOf(e) ? { kind: 'resolve', detail: resolveCodeOf(e) } : { kind: 'errno', detail: errnoOf(e) || 'EADDRNOTAVAIL' }));
   server.once('error', failed);
   const o = { port: spec.port, backlog: spec.backlog > 0 ? spec.backlog : 511 };
   if (spec.host) o.host = spec.host;
