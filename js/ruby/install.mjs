@@ -117,12 +117,13 @@ export function reserveMalloc(target, bytes) {
  */
 export function prepare(vm, { loadPath = [], rubygems = true } = {}) {
   if (!(rubygems === true || rubygems === false || rubygems === 'lazy')) throw new TypeError(`createRubyVM: rubygems must be true, false or 'lazy', not ${String(rubygems)}`);
-  const add = vm.eval('proc { |dirs| dirs.to_s.split("\\n").each { |d| $LOAD_PATH << d unless $LOAD_PATH.include?(d) }; nil }');
+  // (a folder a call: no format to share with Ruby)
+  const add = vm.eval('proc { |dir| d = dir.to_s; $LOAD_PATH << d unless $LOAD_PATH.include?(d); nil }');
   vm.eval('$stdout.sync = true; $stderr.sync = true; nil');
   // first: a folder on $LOAD_PATH (Debian's vendor_ruby) may hold rubygems/defaults/operating_system.rb
   if (rubygems === true) vm.eval("require 'rubygems'; nil");
   else if (rubygems === 'lazy') vm.eval('proc { |src| TOPLEVEL_BINDING.eval(src.to_s, "net_http_wasm/lazy_rubygems.rb"); nil }').call('call', vm.wrap(LAZY_RUBYGEMS));
-  add.call('call', vm.wrap(loadPath.join('\n')));
+  for (const dir of loadPath) add.call('call', vm.wrap(dir));
 }
 
 // rubygems: 'lazy'. ruby.wasm 4.0 starts without rubygems (3.4 loads it at
