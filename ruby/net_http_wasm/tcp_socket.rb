@@ -614,6 +614,7 @@ end
 class TCPServer < TCPSocket
   def initialize(host = nil, port)
     host = host.to_str unless host.nil? || String === host
+    NetHttpWasm.c_str(host)
     port = Addrinfo.__nhw_port(port)
     @__nhw_server = nil
     @__nhw_timeout = nil
@@ -621,7 +622,6 @@ class TCPServer < TCPSocket
       raise NetHttpWasm.errno(Errno::EACCES, "bind(2) for #{host.to_s.dump} port #{port} " \
         '(net-http-wasm: a browser cannot listen for connections)')
     end
-    NetHttpWasm.c_str(host)
     r = NetHttpWasm.call_wait_or_now('listen', host.to_s, port, ::Socket::SOMAXCONN).to_s
     if r.start_with?('!')
       failure = NetHttpWasm::Lines::Failure.read(r[1..])
