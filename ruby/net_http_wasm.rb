@@ -28,10 +28,7 @@
 # (the JS thread waits, as a Ruby thread does natively). With a waiting
 # transport they return JS promises, awaited by switching to the fiber of
 # vm.evalAsync / RbValue#callAsync (anywhere else the first wait raises);
-# there, do not make requests inside blocks of C-implemented iterators
-# (Array#map, Hash#each, each_with_index...): in ruby.wasm an exception
-# raised and rescued after a fiber switch there corrupts the VM. Array#each,
-# Integer#times, loop and while are fine.
+# the garbage collector is held off while a fiber waits (collector.rb).
 #
 # Bytes cross to JS as (address, length) of a String's bytes in the VM's
 # memory ([str].pack('p')), and come back written by JS into a String
@@ -182,20 +179,30 @@ module NetHttpWasm
       await_host(promise)
     end
 
-    # Waits for a promise by returning to the host's event loop.
+    # Waits for a promise by returning to the host's event loop. The
+    # collector is held off meanwhile (collector.rb): this fiber's C locals
+    # are out of its sight until it is woken.
     def await_host(promise)
       loop = @loop
-      return JS.promise_scheduler.await(promise) if loop.nil? || Fiber.current.equal?(loop)
-      token = (@token += 1)
-      @waiters[token] = Fiber.current
-      @bridge.call('park', promise, token)
+      fiber = Fiber.current
+      Collector.park(fiber)
       begin
-        loop.transfer
-      rescue FiberError
-        # (vm.eval: the fiber that runs it resumed this one, and is not
-        # waiting to be transferred to)
-        @waiters.delete(token)
-        raise
+        return JS.promise_scheduler.await(promise) if loop.nil? || fiber.equal?(loop)
+
+        token = (@token += 1)
+        @waiters[token] = fiber
+        @bridge.call('park', promise, token)
+        begin
+          loop.transfer
+        rescue FiberError
+          # (vm.eval: the fiber that runs it resumed this one, and is not
+          # waiting to be transferred to)
+          @waiters.delete(token)
+          raise
+        end
+      ensure
+        Collector.unpark(fiber)
+        Collector.collect_if_due
       end
     end
 

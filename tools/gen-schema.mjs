@@ -226,6 +226,7 @@ const RUBY = [
   'net_http_wasm/ssl_socket.rb',
   'net_http_wasm/buffered_io.rb',
   'net_http_wasm/patches.rb',
+  'net_http_wasm/collector.rb',
   'net_http_wasm/scheduler.rb',
   'net_http_wasm/thread.rb',
   'net_http_wasm/http_parser.rb',

@@ -49,6 +49,7 @@ module NetHttpWasm
       @host_at = now # when the host last ran
       @checked = {}.compare_by_identity # fiber => the wait found safe to collect in
       @unsafe = nil # [fiber, wait] last found unsafe to collect in
+      @holding = false # whether it holds the collector off (collector.rb)
     end
 
     # Whether a fiber of this scheduler's is alive or a timer is set: then
@@ -252,6 +253,17 @@ module NetHttpWasm
       close
     end
 
+    # Collects if one is due, in the fiber that runs the scheduler (not
+    # one of its own), when neither a waiting fiber of its own nor one
+    # waiting for the host may hold objects where the collector does not
+    # look (collector.rb).
+    def collect_if_due
+      return unless @holding && Collector.held? && !@fibers.empty? && Collector.due?
+      return if owns?(Fiber.current) || !safe_to_collect? || !Collector.parked_safe?
+
+      Collector.collect
+    end
+
     private
 
     def now
@@ -329,28 +341,18 @@ module NetHttpWasm
       end
     end
 
-    # The garbage collector and this scheduler's fibers: ruby.wasm switches
-    # fibers with Asyncify, which saves the C locals of a fiber that is
-    # switched out (one that waits, or one that resumed another) in a buffer
-    # of its own that the collector does not scan. What only such a local
-    # holds is freed by a collection that runs meanwhile: the Array that
-    # Array#map fills, in `threads.map(&:value)` (the program resumes the
-    # threads from inside Array#map) or in a thread's `urls.map { get }`;
-    # Array#select's, Hash#select's... (Ruby frames are safe: their values
-    # are on the VM stack, which is marked, and so are Enumerable's, which
-    # keep theirs in a memo the VM's frames refer to.) So while fibers of
-    # this scheduler's are alive the collector does not run by itself
-    # (GC.disable); the fiber that runs the scheduler collects instead,
-    # between the fibers it resumes, when enough has been allocated
-    # (collect_if_due): there it is the current fiber, whose C locals are
-    # scanned, and it does so only when none of the waiting fibers is inside
-    # a C method that may hold such objects (their backtraces tell, once per
-    # wait). It is on again once the fibers have all ended, from the fiber
-    # that runs the scheduler.
+    # The garbage collector (collector.rb): off while this scheduler's
+    # fibers are alive, since a fiber switched out (one that waits, or one
+    # that resumed another) keeps its C locals where the collector does not
+    # look: the Array of `threads.map(&:value)` (the program resumes the
+    # threads from inside Array#map), or of a thread's `urls.map { get }`.
+    # The fiber that runs the scheduler collects instead, between the
+    # fibers it resumes (collect_if_due). It is on again once the fibers
+    # have all ended, from the fiber that runs the scheduler.
     def add(fiber)
-      if @fibers.empty?
-        @gc_off = !GC.disable
-        @gc_due = GC.stat(:total_allocated_objects) + GC_EVERY
+      unless @holding
+        @holding = true
+        Collector.hold
       end
       @fibers[fiber] = true
     end
@@ -362,24 +364,10 @@ module NetHttpWasm
     end
 
     def collect_again
-      return unless @fibers.empty? && @gc_off
+      return unless @fibers.empty? && @holding
 
-      @gc_off = false
-      GC.enable
-    end
-
-    # Objects allocated, at least, between two collections of
-    # collect_if_due; and the malloc'd bytes that make one due sooner.
-    GC_EVERY = 100_000
-    GC_MALLOC = 16 << 20
-
-    def collect_if_due
-      return unless @gc_off && !@fibers.empty?
-      return if GC.stat(:total_allocated_objects) < @gc_due && GC.stat(:malloc_increase_bytes) < GC_MALLOC
-      return if owns?(Fiber.current) || !safe_to_collect?
-
-      GC.start(full_mark: false)
-      @gc_due = GC.stat(:total_allocated_objects) + [GC.stat(:heap_live_slots), GC_EVERY].max
+      @holding = false
+      Collector.release
     end
 
     # Whether no waiting fiber of this scheduler's is inside a C method that
@@ -391,142 +379,13 @@ module NetHttpWasm
       @unsafe = nil
       @waiting.each do |fiber, wait|
         next if @checked[fiber] == wait
-        if Frames.holding?(fiber.backtrace_locations)
+        if Collector::Frames.holding?(fiber.backtrace_locations)
           @unsafe = [fiber, wait]
           return false
         end
         @checked[fiber] = wait
       end
       true
-    end
-
-    # The frames of a backtrace that may hold objects where the collector
-    # does not look, in a fiber that is switched out: C methods' (Ruby's
-    # labels name the method and its owner since 3.4), but for those known
-    # to keep nothing there that no Ruby frame refers to (Enumerable's keep
-    # their state in a memo the VM's frames refer to).
-    module Frames
-      SAFE = %w[
-        Kernel#catch Kernel#loop Kernel#tap Kernel#then Kernel#yield_self Kernel#send Kernel#public_send
-        Kernel#eval Kernel.eval Kernel#sleep Kernel.sleep BasicObject#__send__ BasicObject#instance_eval
-        BasicObject#instance_exec Module#module_eval Module#class_eval Module#module_exec Module#class_exec
-        Class#new Proc#call Proc#() Proc#yield Proc#=== Proc#[] Method#call Method#=== Method#[]
-        UnboundMethod#bind_call Integer#times Integer#upto Integer#downto Array#each Array#each_index
-        Array#reverse_each Hash#each Hash#each_pair Hash#each_key Hash#each_value Range#each
-        Fiber#resume Fiber.yield Fiber#transfer Fiber#raise Fiber#kill Fiber.blocking
-        Thread::Mutex#synchronize Thread::Mutex#lock Monitor#synchronize Monitor#mon_synchronize
-        Monitor#enter Monitor#mon_enter Thread::Queue#pop Thread::Queue#shift Thread::Queue#deq
-        Thread::Queue#push Thread::Queue#<< Thread::Queue#enq Thread::SizedQueue#pop
-        Thread::SizedQueue#shift Thread::SizedQueue#deq Thread::SizedQueue#push Thread::SizedQueue#<<
-        Thread::SizedQueue#enq Thread.handle_interrupt IO.select Enumerator#each Enumerator#with_index Enumerator#each_with_index
-        Enumerator#with_object Enumerator#each_with_object
-        Enumerable#map Enumerable#collect Enumerable#flat_map Enumerable#collect_concat Enumerable#select
-        Enumerable#filter Enumerable#filter_map Enumerable#reject Enumerable#each_with_index
-        Enumerable#each_with_object Enumerable#each_slice Enumerable#each_cons Enumerable#each_entry
-        Enumerable#inject Enumerable#reduce Enumerable#sum Enumerable#count Enumerable#find
-        Enumerable#detect Enumerable#find_index Enumerable#group_by Enumerable#partition Enumerable#min_by
-        Enumerable#max_by Enumerable#minmax_by Enumerable#sort_by Enumerable#to_a Enumerable#entries
-        Enumerable#to_h Enumerable#zip Enumerable#first Enumerable#take_while Enumerable#drop_while
-        Enumerable#any? Enumerable#all? Enumerable#none? Enumerable#one? Enumerable#tally Enumerable#uniq
-        Enumerator::Yielder#yield Thread::Mutex#sleep Process#times
-      ].to_h { |l| [l, true] }.freeze
-      OWNER = /\A([A-Z]\w*(?:::[A-Z]\w*)*)([#.])([^#.]+)\z/
-
-      @verdicts = {} # label => whether such a frame may hold objects
-
-      # Whether a frame of locations may hold objects no Ruby frame refers to.
-      def self.holding?(locations)
-        locations.each_with_index.any? do |loc, i|
-          label = loc.label
-          v = @verdicts.fetch(label) { @verdicts[label] = verdict(label) }
-          # (a label that names no method: C if it is at its caller's line, as C frames are,
-          # then judged by its name)
-          v == :unknown ? same_line?(loc, locations[i + 1]) && bare_holding?(label) : v
-        end
-      end
-
-      def self.same_line?(loc, caller)
-        caller.nil? || (loc.lineno == caller.lineno && loc.path == caller.path)
-      end
-
-      # true, false, or :unknown (a label of no method: a block's, the
-      # program's, a method of an anonymous class, Ruby < 3.4's bare names)
-      def self.verdict(label)
-        return false if label.start_with?('block ', 'rescue in ', 'ensure in ', '<') || SAFE.key?(label)
-
-        m = method_of(label)
-        m ? m.source_location.nil? : :unknown
-      end
-
-      @bare = {} # a bare name => whether a C frame of that name may hold objects
-      @features = nil
-
-      # A C frame whose label names no class (Ruby < 3.4 labels a method by
-      # its name alone: "times") holds nothing only if every C method of
-      # that name Ruby has is one of SAFE ("times": Integer#times and
-      # Process.times; "each" is also ENV.each, which keeps the pairs it
-      # yields in a local). C methods come with what is required: the
-      # verdicts are made again once a library has been loaded.
-      def self.bare_holding?(name)
-        if @features != $LOADED_FEATURES.size
-          @bare.clear
-          @features = $LOADED_FEATURES.size
-        end
-        @bare.fetch(name) { @bare[name] = !/\A[^\s#.<]+\z/.match?(name) || !(c_labels(name) - SAFE.keys).empty? }
-      end
-
-      # The labels of the C methods called name, as Ruby 3.4 words them
-      # (nil for one of an object it cannot name).
-      def self.c_labels(name)
-        labels = []
-        ObjectSpace.each_object(Module) do |m|
-          labels << c_label(m, name) if c_method?(m, name)
-          # (classes' own are not listed; a singleton class's own would be made here)
-          s = m.singleton_class if m.is_a?(Class) && !m.singleton_class?
-          labels << c_label(s, name) if s && c_method?(s, name)
-        end
-        labels
-      end
-
-      def self.c_method?(mod, name)
-        return false unless mod.method_defined?(name, false) || mod.private_method_defined?(name, false)
-
-        m = mod.instance_method(name)
-        m.owner.equal?(mod) && m.source_location.nil?
-      end
-
-      def self.c_label(mod, name)
-        return mod.name && "#{mod.name}##{name}" unless mod.singleton_class?
-
-        o = mod.attached_object
-        return "ENV.#{name}" if o.equal?(ENV)
-        return nil unless o.is_a?(Module) && o.name
-        # (a module function is the method of the module's instances too)
-        o.private_method_defined?(name, false) && c_method?(o, name) ? "#{o.name}##{name}" : "#{o.name}.#{name}"
-      rescue StandardError # (a module whose methods answer otherwise)
-        nil
-      end
-
-      # The method "Owner#name" or "Owner.name" names (not loading anything).
-      def self.method_of(label)
-        md = OWNER.match(label)
-        return nil unless md
-
-        owner = Object
-        md[1].split('::').each do |name|
-          return nil unless owner.const_defined?(name, false) && !owner.autoload?(name)
-
-          owner = owner.const_get(name, false)
-        end
-        return nil unless owner.is_a?(Module)
-
-        owner = owner.singleton_class if md[2] == '.'
-        m = owner.instance_method(md[3])
-        m = m.super_method while m && !m.owner.equal?(owner)
-        m
-      rescue NameError
-        nil
-      end
     end
 
     # Yields (the current fiber is one of this scheduler's) until woken;

@@ -84,6 +84,20 @@ describe('browser: streamed bodies over fetch() on the main thread (Chromium)', 
     assert.ok(r.span >= 0.4, JSON.stringify(r));
   });
 
+  test('under GC.stress, requests inside Array#map (one refused, rescued there) keep the Array map fills', async () => {
+    const urls = [`${servers.api}/text?s=one`, servers.refused, `${servers.api}/text?s=three`];
+    const r = await rbJSON(`
+      urls = ${JSON.stringify(urls)}
+      GC.stress = true
+      begin
+        got = urls.map { |u| Net::HTTP.get(URI(u)) rescue $!.class.name }
+      ensure
+        GC.stress = false
+      end
+      got`);
+    assert.deepEqual(r, ['one', 'NetHttpWasm::FetchError', 'three'], logs.join('\n'));
+  });
+
   test('request bodies from body_stream, with a Content-Length and chunked, arrive whole', async () => {
     const from = servers.requests.length;
     const r = await rbJSON(`

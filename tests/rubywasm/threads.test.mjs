@@ -181,7 +181,7 @@ test('a C frame known by its name alone: safe when every C method of that name i
   try {
     const out = JSON.parse(String(await vm.evalAsync(`
       require 'json'
-      f = NetHttpWasm::Scheduler::Frames
+      f = NetHttpWasm::Collector::Frames
       names = %w[times catch loop yield resume synchronize each map select reverse_each]
       before = names.to_h { |n| [n, f.bare_holding?(n)] }
       # a C method of a library loaded later (StringIO's alone is so named):
