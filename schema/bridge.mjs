@@ -7,9 +7,9 @@ import { headFlags as codecHeadFlags } from './codec.mjs';
 
 /** Records the bridge writes into Ruby's receive buffer: u8 type, u32 LE length, payload. */
 export const records = {
-  R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (HEAD_*), then "\\n"-separated lines: version, code, message, then the fields (HEAD_FIELDS_AT)'],
+  R_HEAD: [1, 'a response head (written by the module, wasm/abi_bridge.c): u8 flags (HEAD_*), then the lines of headRecord'],
   R_BODY: [2, 'body bytes'],
-  R_END: [3, 'the message ended; the payload is empty, or the fields after decoding, as in R_HEAD from its count on'],
+  R_END: [3, 'the message ended; the payload is empty, or the fields after decoding (headRecord from its fields\' count on)'],
   R_ERROR: [4, 'an error: lines.failure'],
   R_SIZE: [5, 'after a head: the body is this many bytes (decimal), BODY_DIRECT or more; the records after it may be taken by body() straight into a String'],
   R_LAST: [6, 'body bytes, and the message ended with them (R_BODY then an empty R_END, in one record)'],
@@ -34,7 +34,7 @@ export const states = {
   S_UNSETTLED: [-1, 'settle(): nothing yet, and the host has not looked since Ruby last waited (ask settleLater)'],
 };
 
-/** Flags Ruby passes with a request record (Bridge#request; the record: "METHOD\npath\nversion\n" then the fields, each line ending in "\n"). */
+/** Flags Ruby passes with a request record (Bridge#request; the record: requestRecord). */
 export const sendFlags = {
   SEND_BODY: [1, 'a body follows'],
   SEND_RESPONSE_BODY: [2, 'the response may have a body (response_body_permitted?)'],
@@ -49,15 +49,40 @@ export const sendFlags = {
 export const headFlags = Object.fromEntries(['HEAD_VERSION', 'HEAD_MESSAGE', 'HEAD_INFLATE', 'HEAD_DROP_ENCODING'].map((n) => [n, codecHeadFlags[n]]));
 
 /**
- * The lines of a head record (R_HEAD, after its flags byte). The fields:
- * their count, the names, each field's first value, then (field index,
- * value) for every value after a field's first (Set-Cookie twice...).
+ * The head record: R_HEAD's payload after its flags byte (headFlags), and
+ * R_END's fields. Lines joined by "\n", none after the last, none holding
+ * a "\n" (the parser read them line by line): the head's own `lines`, in
+ * this order (the line of each is HEAD_<NAME>_AT), then the fields (R_END:
+ * only those, from line 0): their count n, the n names, each field's first
+ * value, then (field index, value) for every value after a field's first
+ * (Set-Cookie twice...). Written by the module (wasm/abi_bridge.c, which
+ * takes the line count from here), read by generated code in Ruby
+ * (NetHttpWasm::Lines.head_fields) and JS (readHeadRecord).
  */
-export const headLines = {
-  HEAD_VERSION_AT: [0, 'the line of http_version (empty unless HEAD_VERSION)'],
-  HEAD_CODE_AT: [1, 'the line of the status code'],
-  HEAD_MESSAGE_AT: [2, 'the line of the message (empty unless HEAD_MESSAGE)'],
-  HEAD_FIELDS_AT: [3, 'the line of the fields\' count'],
+export const headRecord = {
+  lines: [
+    ['version', 'http_version (empty unless HEAD_VERSION)'],
+    ['code', 'the status code'],
+    ['message', 'the message (empty unless HEAD_MESSAGE)'],
+  ],
+};
+
+/**
+ * The request record: what Ruby writes for a request whose @header Hash it
+ * holds (Bridge#request), read by the module (wasm/abi_bridge.c) into the
+ * header store the codec's write_header writes from. Lines, each ending in
+ * "\n", none holding one: the request's own `lines`, in this order, then
+ * the fields: "name\nvalue" pairs when every field has one value
+ * (SEND_FLAT), else "name\ncount\nvalue..." per field; names are
+ * @header's keys. Written by generated code in Ruby
+ * (NetHttpWasm::Lines.request_record) and JS (requestRecord).
+ */
+export const requestRecord = {
+  lines: [
+    ['method', 'the method (Net::HTTPGenericRequest#method)'],
+    ['path', 'the path (request_uri)'],
+    ['version', 'the HTTP version (Net::HTTP::HTTPVersion)'],
+  ],
 };
 
 /** Sizes both sides use. */

@@ -4,12 +4,11 @@
  * in the module, into the record Ruby reads (R_HEAD, and R_END's fields), so
  * that a head crosses JS as bytes it copies and does not read.
  *
- *   head record:   u8 flags (NH_HEAD_VERSION, _MESSAGE, _INFLATE, _DROP_ENCODING), then "\n"-separated lines (none after
- *                  the last): version, code, message, then the fields
- *   fields:        their count, the names, each field's first value, then
+ *   head record:   u8 flags (NH_HEAD_VERSION, _MESSAGE, _INFLATE, _DROP_ENCODING), then
+ *                  the lines of schema/bridge.mjs headRecord: the head's own
+ *                  (NH_HEAD_LINES: version, code, message), then the fields:
+ *                  their count, the names, each field's first value, then
  *                  (field index, value) for every value after a field's first
- *
- * No line holds a "\n": the parser read them line by line.
  *
  * Requests: the request record Ruby writes for a request whose @header Hash
  * it holds, read into a header store and written by the codec's one
@@ -73,13 +72,13 @@ static int put_head(nh_buf *o, const uint8_t *block, size_t len, int final)
     if (!final) {
         if (nh_buf_putc(o, flags & (NH_HEAD_VERSION | NH_HEAD_MESSAGE | NH_HEAD_INFLATE | NH_HEAD_DROP_ENCODING)))
             return NH_NOMEM;
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < NH_HEAD_LINES; i++) {
             s = nh_rd_str(&r, &n); /* version, code, message */
             if (line(o, s, n))
                 return NH_NOMEM;
         }
     } else {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < NH_HEAD_LINES; i++)
             nh_rd_str(&r, &n);
     }
     return r.bad ? NH_ERROR : put_fields(o, r);

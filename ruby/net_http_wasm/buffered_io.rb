@@ -120,7 +120,7 @@ module NetHttpWasm
           @codec_msg = false
           unless len == 0
             a = payload(at, len).split("\n", -1)
-            res.instance_variable_set(:@header, fields(a, 0))
+            res.instance_variable_set(:@header, Lines.head_fields(a, 0))
           end
           return
         when R_ERROR
@@ -250,37 +250,16 @@ module NetHttpWasm
     end
 
     # The response of a head record (R_HEAD, written by the module): its
-    # flags, and its lines (version, code, message, then the fields).
+    # flags, and its lines (schema/bridge.mjs headRecord).
     def build_response(flags, a)
       code = a[HEAD_CODE_AT]
       # (response_class's first lookup, without its call)
       klass = Net::HTTPResponse::CODE_TO_OBJ[code] || Net::HTTPResponse.__send__(:response_class, code)
       res = klass.new(flags & HEAD_VERSION == 0 ? nil : a[HEAD_VERSION_AT], code, flags & HEAD_MESSAGE == 0 ? nil : a[HEAD_MESSAGE_AT])
-      res.instance_variable_set(:@header, fields(a, HEAD_FIELDS_AT))
+      res.instance_variable_set(:@header, Lines.head_fields(a, HEAD_FIELDS_AT))
       inflate = flags & (HEAD_INFLATE | HEAD_DROP_ENCODING)
       res.instance_variable_set(:@__nhw_inflate, inflate) if inflate != 0
       res
-    end
-
-    # The fields from a[c] on (their count, names..., first values...,
-    # (index, value)...: schema/bridge.mjs) → the @header hash
-    def fields(a, c)
-      n = a[c].to_i
-      i = c + 1
-      h = {}
-      k = i
-      e = i + n
-      while k < e
-        h[a[k]] = [a[k + n]]
-        k += 1
-      end
-      j = i + 2 * n
-      e = a.size
-      while j < e
-        h[a[i + a[j].to_i]] << a[j + 1]
-        j += 2
-      end
-      h
     end
   end
 end

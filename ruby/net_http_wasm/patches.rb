@@ -121,8 +121,8 @@ module NetHttpWasm
 
     private
 
-    # Sends the request through the codec: its record (schema/bridge.mjs,
-    # "METHOD\npath\nversion\n" then the fields) and its SEND_* flags;
+    # Sends the request through the codec: its record (schema/bridge.mjs
+    # requestRecord) and its SEND_* flags;
     # true when sent, nil where net/http's own code must write the request
     # (a body stream or multipart body data, Expect: 100-continue, a "\n"
     # the line framing cannot carry, a field that is not a String name and
@@ -145,44 +145,10 @@ module NetHttpWasm
         supply_default_content_type if DEFAULT_CONTENT_TYPE
       end
       flags = (body ? SEND_BODY : 0) | (response_body_permitted? ? SEND_RESPONSE_BODY : 0) | (@decode_content ? SEND_DECODE : 0)
-      # (a while loop over the keys: Hash#flatten, #value? and Array#join
-      # cost ten times as much in ruby.wasm)
-      h = @header
-      ks = h.keys
-      n = ks.size
       hdr = ''.b
-      hdr << m << "\n" << path << "\n" << ver << "\n"
-      i = 0
-      while i < n
-        k = ks[i]
-        vs = h[k]
-        return nil unless String === k && Array === vs
-        break unless vs.size == 1
-        v = vs[0]
-        return nil unless String === v
-        hdr << k << "\n" << v << "\n"
-        i += 1
-      end
-      if i == n
-        # one value per field (the usual case): name, value pairs
-        flags |= SEND_FLAT
-        lines = 3 + 2 * n
-      else
-        hdr = ''.b
-        hdr << m << "\n" << path << "\n" << ver << "\n"
-        lines = 3
-        h.each do |k, vs|
-          return nil unless String === k && Array === vs
-          hdr << k << "\n" << vs.size.to_s << "\n"
-          vs.each do |v|
-            return nil unless String === v
-            hdr << v << "\n"
-          end
-          lines += 2 + vs.size
-        end
-      end
-      # a "\n" inside a value (set behind net/http's checks) breaks the framing
-      return nil unless hdr.count("\n") == lines
+      flat = Lines.request_record(hdr, m, path, ver, @header)
+      return nil unless flat
+      flags |= flat
       return nil unless hdr.ascii_only? || @header.each_key.all?(&:ascii_only?)
       sending = true
       sock.codec_send(hdr, flags, body)

@@ -237,3 +237,140 @@ print JSON.generate(out)`;
     assert.deepEqual(items, expect, `${name}: ${JSON.stringify(s)}`);
   });
 });
+
+// Responses whose head records (schema/bridge.mjs headRecord) the module
+// writes: a field given twice and an empty one, HTTP/1.0, no message, bytes
+// above 0x7f, and a gzip body whose fields change once it is decoded (R_END).
+const HEADS = [
+  'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nSet-Cookie: a=1\r\nX-Empty:\r\nSet-Cookie: b=2\r\nVia: 1\r\nVia: 2\r\nVia: 3\r\nContent-Length: 2\r\n\r\nhi',
+  'HTTP/1.0 404 Not Found\r\nServer: x\r\nContent-Length: 0\r\n\r\n',
+  'HTTP/1.1 204\r\nDate: Mon, 30 Nov 2026 00:00:00 GMT\r\n\r\n',
+  'HTTP/1.1 200 Caf\xc3\xa9\r\nX-Bin: \xff\xfe bytes\r\nContent-Length: 0\r\n\r\n',
+  'HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 23\r\nX-After: 1\r\n\r\n',
+];
+
+// [head record, R_END's fields record or null] of a response, as the bridge
+// gets them, and what the codec's own parser reads of it: [head, final
+// head after decoding], each { version, code, message, fields } with the
+// bytes as one char a byte.
+async function headRecords(text) {
+  const { ResponseParser } = await import('../../js/index.mjs');
+  const { gzipSync } = await import('node:zlib');
+  let bytes = Buffer.from(text, 'latin1');
+  if (text.includes('gzip')) bytes = Buffer.concat([bytes, gzipSync(Buffer.from('hello hello hello hello'), { level: 9 })]);
+  const lengthFixed = text.includes('gzip') ? Buffer.from(bytes.toString('latin1').replace('Content-Length: 23', `Content-Length: ${bytes.length - text.length}`), 'latin1') : bytes;
+  const latin1 = (u8) => Buffer.from(u8).toString('latin1');
+  const records = new ResponseParser({ bridgeRecords: true, decodeContent: true }).feed(lengthFixed);
+  const head = records.find((e) => e.type === 'head').record;
+  const end = records.find((e) => e.type === 'end').fields;
+  // (the head as read_new reads it, before decoding; the decoding parser's
+  // response takes the fields after decoding once its body is read)
+  const asRead = new ResponseParser().feed(lengthFixed);
+  const parsed = new ResponseParser({ decodeContent: true }).feed(lengthFixed);
+  const view = (res) => ({
+    version: res.httpVersion ?? '',
+    code: res.code,
+    message: res.message == null ? '' : latin1(res.messageBytes),
+    fields: res.rawHeaderEntries().map(([n, vs]) => [latin1(n), vs.map(latin1)]),
+  });
+  const first = asRead.find((e) => e.type === 'head').response;
+  const final = parsed.find((e) => e.type === 'end').response;
+  return { head: [head[0], latin1(head.subarray(1))], end: end ? latin1(end) : null, want: view(first), wantFinal: end ? view(final) : null };
+}
+
+test('head records: what the module writes, the generated JS reader reads as the codec reads the response', async () => {
+  for (const text of HEADS) {
+    const { head, end, want, wantFinal } = await headRecords(text);
+    assert.deepEqual(bridgeConstants.readHeadRecord(head[1]), want, JSON.stringify(text));
+    if (text.includes('gzip')) {
+      assert.ok(end, 'a decoded body: the fields after decoding come with R_END');
+      assert.deepEqual(bridgeConstants.readHeadRecord(end, true).fields, wantFinal.fields);
+      assert.ok(!wantFinal.fields.some(([n]) => n === 'content-encoding'), 'decoding drops content-encoding');
+    }
+  }
+  // by eye: the first response's record
+  const { head } = await headRecords(HEADS[0]);
+  // (the 5 names; their first values, x-empty's empty; then (index, value)
+  // for set-cookie's second and via's second and third)
+  assert.equal(head[1], '1.1\n200\nOK\n5\ncontent-type\nset-cookie\nx-empty\nvia\ncontent-length\ntext/plain\na=1\n\n1\n2\n1\nb=2\n3\n2\n3\n3');
+});
+
+test("head records: Debian's Ruby reads them with the generated Lines.head_fields into the @header the JS reader gives", async () => {
+  const recs = [];
+  for (const text of HEADS) {
+    const { head, end } = await headRecords(text);
+    recs.push([head[1], 3]);
+    if (end) recs.push([end, 0]);
+  }
+  const program = `
+require 'json'
+require ${JSON.stringify(fileURLToPath(new URL('net_http_wasm/constants.rb', root)))}
+out = JSON.parse($stdin.read).map do |s, c|
+  NetHttpWasm::Lines.head_fields(s.encode('ISO-8859-1').b.split("\\n", -1), c).map { |k, v| [k, v].flatten.map { |x| x.dup.force_encoding('ISO-8859-1').encode('UTF-8') } }
+end
+print JSON.generate(out)`;
+  const r = spawnSync('ruby', ['-e', program], { input: JSON.stringify(recs), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  recs.forEach(([s, c], i) => {
+    const js = bridgeConstants.readHeadRecord(s, c === 0).fields.map(([n, vs]) => [n, ...vs]);
+    assert.deepEqual(out[i], js, JSON.stringify(s));
+  });
+});
+
+// @header Hashes of requests (JSON: name => values): one value each (the
+// flat record), a field given twice, a field with no value, no field.
+const REQUESTS = [
+  { method: 'GET', path: '/p?q=1', version: '1.1', fields: [['accept', ['*/*']], ['user-agent', ['Ruby']], ['host', ['example.test']]] },
+  { method: 'POST', path: '/form', version: '1.1', fields: [['accept', ['a', 'b']], ['content-type', ['text/plain']], ['x-none', []]] },
+  { method: 'HEAD', path: '/', version: '1.0', fields: [] },
+];
+
+test("request records: Debian's Ruby (generated Lines.request_record) and JS (requestRecord) write the same, the module writes net/http's head from them", async () => {
+  const { getDefaultCodec } = await import('../../js/index.mjs');
+  const { PROFILES } = await import('../../js/schema.mjs');
+  // Ruby's records, its refusals, and MRI's own write_header of each request
+  const program = `
+require 'json'
+require 'net/http'
+require 'stringio'
+require ${JSON.stringify(fileURLToPath(new URL('net_http_wasm/constants.rb', root)))}
+reqs = JSON.parse($stdin.read)
+out = reqs.map do |r|
+  h = r['fields'].to_h
+  rec = ''.b
+  flags = NetHttpWasm::Lines.request_record(rec, r['method'], r['path'], r['version'], h)
+  req = Net::HTTPGenericRequest.new(r['method'], false, true, r['path'])
+  req.instance_variable_set(:@header, h)
+  io = StringIO.new(+'')
+  req.send(:write_header, Net::BufferedIO.new(io), r['version'], r['path'])
+  [rec, flags, io.string]
+end
+# refused: a value that is not a String, values that are not an Array, a "\\n" in a line
+bad = [{ 'x' => [1] }, { 'x' => 'v' }, { 'x' => ["a\\nb"] }, { "a\\nb" => ['v'] }, { 'x' => ['a', "b\\nc"] }]
+refused = bad.map { |h| NetHttpWasm::Lines.request_record(''.b, 'GET', '/', '1.1', h) }
+print JSON.generate([out, refused])`;
+  const r = spawnSync('ruby', ['-e', program], { input: JSON.stringify(REQUESTS), encoding: 'utf8' });
+  assert.equal(r.status, 0, r.stderr);
+  const [out, refused] = JSON.parse(r.stdout);
+  assert.deepEqual(refused, [null, null, null, null, null]);
+  const c = getDefaultCodec();
+  REQUESTS.forEach((req, i) => {
+    const [rec, flags, mriHead] = out[i];
+    const js = bridgeConstants.requestRecord(req);
+    assert.equal(rec, js.record, `${req.method}: the same record`);
+    assert.equal(flags, js.flags);
+    // the module reads it and writes the head as MRI's write_header does
+    const bytes = Buffer.from(rec, 'latin1');
+    c.begin(bytes.length);
+    c.u8.set(bytes, c.inPtr);
+    c.pos = bytes.length;
+    c.call('nh_wasm_write_header', flags, PROFILES['4.0']);
+    assert.equal(Buffer.from(c.u8.subarray(c.outPtr(), c.outPtr() + c.outLen())).toString('latin1'), mriHead, `${req.method}: write_header`);
+  });
+  // by eye: the flat record and the counted one
+  assert.equal(out[0][0], 'GET\n/p?q=1\n1.1\naccept\n*/*\nuser-agent\nRuby\nhost\nexample.test\n');
+  assert.equal(out[1][0], 'POST\n/form\n1.1\naccept\n2\na\nb\ncontent-type\n1\ntext/plain\nx-none\n0\n');
+  assert.equal(out[1][1], 0);
+  assert.equal(out[0][1], bridgeConstants.SEND_FLAT);
+});
