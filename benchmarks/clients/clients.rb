@@ -22,9 +22,6 @@
 # ClientBench.setup(name, url, modes) → { mode => nil | "why not available" };
 # a run: start_run(len, sha256), then lane(mode, count) for each lane (at once
 # for -c K), then finish_run → JSON {"ok", "errors", "latMs"}.
-#
-# In ruby.wasm a request may switch fibers: loops here are `while`, never a
-# C-implemented iterator's block (see js/ruby.mjs).
 require 'uri'
 require 'net/http'
 require 'digest'
