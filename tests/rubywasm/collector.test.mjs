@@ -60,11 +60,12 @@ for (const version of VERSIONS) {
     await handle.uninstall();
   });
 
-  test(`ruby.wasm ${version}: while one eval waits, another's collections go on, unless it waits inside Array#map; a program's own GC.disable is kept`, async () => {
+  test(`ruby.wasm ${version}: while one eval waits inside Integer#times, another's collections go on, unless it waits inside Array#map; a program's own GC.disable is kept`, async () => {
     const vm = await bootVM(version);
     const handle = installNetHttp(vm);
-    // A waits inside Array#each (a C method that holds nothing) until B is done
-    const a = rb(vm, `[URI(${JSON.stringify(`${base}/hold`)})].each { |x| Net::HTTP.get(x) }.size`);
+    // A waits inside Integer#times (a C method that holds nothing, by its
+    // name alone too, as 3.2's and 3.3's backtraces give it) until B is done
+    const a = rb(vm, `1.times { Net::HTTP.get(URI(${JSON.stringify(`${base}/hold`)})) }`);
     const b = await rbJSON(vm, `
       u = URI(${JSON.stringify(base)})
       gcs = GC.count
@@ -80,7 +81,13 @@ for (const version of VERSIONS) {
     assert.equal(held.length, 1);
     held.shift()();
     assert.equal(await a, '1');
-    assert.ok(b.collected > 0, `no collection in 20 requests and 600,000 Strings while another eval waited (${JSON.stringify(b)})`);
+    if (version === '3.2' || version === '3.3') {
+      // (their backtraces name evalAsync's Kernel.eval "eval", a name
+      // Binding#eval has too: a waiting eval's fiber is taken to hold objects)
+      assert.deepEqual(b, { collected: 0 });
+    } else {
+      assert.ok(b.collected > 0, `no collection in 20 requests and 600,000 Strings while another eval waited (${JSON.stringify(b)})`);
+    }
     // ...but not while it waits inside Array#map, whose Array only a C local holds
     const a2 = rb(vm, `[URI(${JSON.stringify(`${base}/hold`)})].map { |x| Net::HTTP.get(x).bytesize }.inspect`);
     const b2 = await rbJSON(vm, `
