@@ -78,6 +78,29 @@ module NetHttpWasm
   end
   JS.singleton_class.prepend(EvalAsyncEnd) if JS.respond_to?(:__async)
 
+  # The program's own JS::Object#await (JS.promise_scheduler's await) waits
+  # as the package's waits do. ruby.wasm's would let Ruby's collector run
+  # while the fiber is switched out (collector.rb: what a C method's block
+  # fills, as in `urls.map { |u| JS.global.fetch(u).await }`, was freed), and
+  # resumes the fiber from a Ruby proc called as the promise's reaction,
+  # where a VM that dies rejects a promise no one handles. With a waiting
+  # transport, inside vm.evalAsync, it is NetHttpWasm.await_js; elsewhere
+  # ruby.wasm's own, with the collector held off while it waits.
+  module ProgramAwait
+    def await(promise)
+      return NetHttpWasm.await_js(promise) if NetHttpWasm.can_await_host?
+
+      fiber = Fiber.current
+      Collector.park(fiber)
+      begin
+        super
+      ensure
+        Collector.unpark(fiber)
+      end
+    end
+  end
+  JS.promise_scheduler.singleton_class.prepend(ProgramAwait)
+
   class << self
     attr_reader :bridge, :profile, :transport
 
@@ -210,6 +233,23 @@ module NetHttpWasm
     # transport, inside vm.evalAsync).
     def can_await_host?
       !@blocking && !@loop.nil? && !Fiber.current.equal?(@loop)
+    end
+
+    # JS::Object#await of a promise of the program's (ProgramAwait): waits
+    # for it as for the bridge's (under a busy NetHttpWasm::Scheduler, along
+    # with its other fibers), then gives its value as a JS::Object, or raises
+    # JS::Error with its reason, as ruby.wasm's await does.
+    def await_js(promise)
+      token = (@token += 1)
+      begin
+        ok = await(@bridge.call('outcome', promise, token)) == '1'
+      ensure
+        # (also when the wait is given up: the kept value is let go)
+        value = @bridge.call('outcomeValue', token)
+      end
+      raise JS::Error.new(value) unless ok
+
+      value
     end
 
     # IPSocket.getaddress: the host resolves the name (an IP address is

@@ -286,6 +286,8 @@ export const calls = {
   error: { args: [], reply: 'lines.failure of the last RC_ERROR' },
   park: { args: ['promise', 'token'], reply: 'nothing: NetHttpWasm.__wake resumes the fiber once the promise settles' },
   collect: { args: ['promise', 'token'], reply: 'nothing: the value is noted for takeSettled' },
+  outcome: { args: ['promise', 'token'], reply: 'a promise of 1 once the promise (any of the program\'s: JS::Object#await) fulfils, 0 once it rejects; its value is kept for outcomeValue' },
+  outcomeValue: { args: ['token'], reply: 'the value (or the reason) outcome kept for token, as a JS value, let go of here; undefined if it has not settled' },
   takeSettled: { args: [], reply: '"token\\nvalue" of what settled, joined by "\\0"' },
   headroom: { args: [], reply: '0 (malloc is given room at once if the memory has grown: a fiber of the scheduler starts)' },
   whenSettled: { args: ['ms'], reply: 'a promise of 1 (something settled) or 0 (ms passed)' },

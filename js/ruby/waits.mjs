@@ -17,6 +17,7 @@ export class Waits {
     this.settledList = [];
     this.onSettled = null;
     this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
+    this.outcomes = new Map(); // token → { value } (JS::Object#await: outcome)
   }
 
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --
@@ -32,6 +33,31 @@ export class Waits {
       this.settled = settledLines({ token, value: v });
       this.wake();
     });
+  }
+
+  // Ruby (JS::Object#await, NetHttpWasm.await_js): a promise of the
+  // program's as one of the bridge's, which never rejects and settles with
+  // a number (1: it fulfilled, 0: it rejected), so that Ruby waits for it
+  // as for its own (park or collect); the value or reason is kept for
+  // outcomeValue. (ruby.wasm's own await resumes the fiber from a Ruby proc
+  // called as a promise's reaction: a VM that dies there rejects a promise
+  // no one handles, which ends a Node process.)
+  outcome(promise, token) {
+    const box = { value: undefined };
+    this.outcomes.set(token, box);
+    const keep = (ok) => (v) => {
+      box.value = v;
+      return ok;
+    };
+    return Promise.resolve(promise).then(keep(1), keep(0));
+  }
+
+  // Ruby: the value (or reason) outcome kept for token, let go of here
+  // (undefined: not settled, the wait given up).
+  outcomeValue(token) {
+    const box = this.outcomes.get(token);
+    this.outcomes.delete(token);
+    return box ? box.value : undefined;
   }
 
   // Ruby: a fiber of NetHttpWasm::Scheduler's starts (a thread's first

@@ -98,6 +98,18 @@ describe('browser: streamed bodies over fetch() on the main thread (Chromium)', 
     assert.deepEqual(got, { value: '["String", "String"]', gcs: 0 }, logs.join('\n'));
   });
 
+  test("the page's own JS::Object#await inside Array#map keeps the Array map fills while Ruby allocates meanwhile", async () => {
+    // (`urls.map { |u| JS.global.fetch(u).await }`: ruby.wasm's own await
+    // let a collection run while the fiber waited)
+    const got = await page.evaluate(async ({ slow, text }) => {
+      const done = window.vm.evalAsync(`[${JSON.stringify(slow)}, ${JSON.stringify(text)}].map { |u| JS.global.fetch(u).await.text.await.to_s }.then { |a| [a.size, a[0].empty?, a[1]] }.inspect`);
+      await new Promise((ok) => setTimeout(ok, 200));
+      const gcs = Number(window.vm.eval("n = GC.count; kept = []; 300_000.times { kept << 'x' * 8 }; GC.count - n").toString());
+      return { value: (await done).toString(), gcs };
+    }, { slow: `${servers.api}/slow?ms=1500`, text: `${servers.api}/text?s=abc` });
+    assert.deepEqual(got, { value: '[2, false, "abc"]', gcs: 0 }, logs.join('\n'));
+  });
+
   test('request bodies from body_stream, with a Content-Length and chunked, arrive whole', async () => {
     const from = servers.requests.length;
     const r = await rbJSON(`
