@@ -34,8 +34,6 @@ module NetHttpWasm
     @off = false # whether the first hold turned the collector off
     @due = nil # total_allocated_objects at which a collection is due
     @parked = {}.compare_by_identity # fiber => its park (waiting for the host)
-    @checked = {}.compare_by_identity # fiber => the park found safe to collect in
-    @unsafe = nil # [fiber, park] last found unsafe to collect in
     @seq = 0
 
     class << self
@@ -66,7 +64,7 @@ module NetHttpWasm
 
       def unpark(fiber)
         @parked.delete(fiber)
-        @checked.delete(fiber)
+        @parks.forget(fiber)
         release
       end
 
@@ -98,25 +96,47 @@ module NetHttpWasm
       end
 
       # Whether no fiber waiting for the host, but the current one, is
-      # inside a C method that may hold objects in its C locals (each
-      # park is looked at once).
+      # inside a C method that may hold objects in its C locals.
       def parked_safe?
+        @parks.safe?
+      end
+    end
+
+    # Fibers that are switched out, each in a numbered wait (fiber => wait:
+    # a Hash its owner keeps), and whether a collection may run meanwhile:
+    # only if none of them but the current fiber is inside a C method that
+    # may hold objects in its C locals (Frames). Each wait is looked at
+    # once; the last one found unsafe is remembered until it ends.
+    class SwitchedOut
+      def initialize(waits)
+        @waits = waits
+        @checked = {}.compare_by_identity # fiber => the wait found safe to collect in
+        @unsafe = nil # [fiber, wait] last found unsafe to collect in
+      end
+
+      # fiber's wait has ended (or fiber has).
+      def forget(fiber)
+        @checked.delete(fiber)
+      end
+
+      def safe?
         f, n = @unsafe
-        return false if f && @parked[f] == n
+        return false if f && @waits[f] == n
 
         @unsafe = nil
         current = Fiber.current
-        @parked.each do |fiber, park|
-          next if @checked[fiber] == park || fiber.equal?(current)
+        @waits.each do |fiber, wait|
+          next if @checked[fiber] == wait || fiber.equal?(current)
           if Frames.holding?(fiber.backtrace_locations)
-            @unsafe = [fiber, park]
+            @unsafe = [fiber, wait]
             return false
           end
-          @checked[fiber] = park
+          @checked[fiber] = wait
         end
         true
       end
     end
+    @parks = SwitchedOut.new(@parked)
 
     # The frames of a backtrace that may hold objects where the collector
     # does not look, in a fiber that is switched out: C methods' (Ruby's

@@ -47,8 +47,7 @@ module NetHttpWasm
       @waiting = {}.compare_by_identity # fiber => the number of the wait it is in
       @interrupts = {}.compare_by_identity # fiber (or :main) => procs to run where it waits, in turn
       @host_at = now # when the host last ran
-      @checked = {}.compare_by_identity # fiber => the wait found safe to collect in
-      @unsafe = nil # [fiber, wait] last found unsafe to collect in
+      @switched_out = Collector::SwitchedOut.new(@waiting) # whether a collection is safe meanwhile
       @holding = false # whether it holds the collector off (collector.rb)
     end
 
@@ -259,7 +258,7 @@ module NetHttpWasm
     # look (collector.rb).
     def collect_if_due
       return unless @holding && Collector.held? && !@fibers.empty? && Collector.due?
-      return if owns?(Fiber.current) || !safe_to_collect? || !Collector.parked_safe?
+      return if owns?(Fiber.current) || !@switched_out.safe? || !Collector.parked_safe?
 
       Collector.collect
     end
@@ -359,7 +358,7 @@ module NetHttpWasm
 
     def gone(fiber)
       @fibers.delete(fiber)
-      @checked.delete(fiber)
+      @switched_out.forget(fiber)
       @interrupts.delete(fiber)
     end
 
@@ -368,24 +367,6 @@ module NetHttpWasm
 
       @holding = false
       Collector.release
-    end
-
-    # Whether no waiting fiber of this scheduler's is inside a C method that
-    # may hold objects in its C locals (each wait is looked at once).
-    def safe_to_collect?
-      f, n = @unsafe
-      return false if f && @waiting[f] == n
-
-      @unsafe = nil
-      @waiting.each do |fiber, wait|
-        next if @checked[fiber] == wait
-        if Collector::Frames.holding?(fiber.backtrace_locations)
-          @unsafe = [fiber, wait]
-          return false
-        end
-        @checked[fiber] = wait
-      end
-      true
     end
 
     # Yields (the current fiber is one of this scheduler's) until woken;
