@@ -36,7 +36,8 @@ import os from 'node:os';
 import http from 'node:http';
 import https from 'node:https';
 import { fork, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import fs, { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { installNetHttp } from '../js/ruby/node.mjs';
@@ -317,6 +318,8 @@ async function byteWork(mri, other) {
     }
   for (const x of vms) {
     rows[x.name] = { bytes: x.bytes, whole: x.whole };
+    // where the whole request's time goes (instrumented: a few µs more)
+    if (x.name.includes('codec on')) rows[x.name].breakdown = await breakdown({ name: x.name, handle: x.handle, run: () => run(x) }, null, { n });
     await x.handle.uninstall();
   }
   return rows;
@@ -328,7 +331,7 @@ async function breakdown(client, srv, s) {
   const bridge = client.handle.bridge;
   const transport = bridge.transport;
   const codec = getDefaultCodec();
-  const c = { calls: 0, parks: 0, timers: 0, copied: 0, js: 0, c: 0, wait: 0 };
+  const c = { calls: 0, parks: 0, timers: 0, copied: 0, js: 0, c: 0, wait: 0, sys: 0 };
   const restore = [];
   const wrap = (obj, name, fn) => {
     const orig = obj[name];
@@ -364,14 +367,45 @@ async function breakdown(client, srv, s) {
       }
     });
   }
-  if (transport.block)
-    wrap(transport, 'block', (orig) => function (...a) {
+  let waiting = 0;
+  const timed = (orig) => function (...a) {
+    const t0 = performance.now();
+    waiting++;
+    try {
+      return orig.apply(this, a);
+    } finally {
+      waiting--;
+      c.wait += performance.now() - t0;
+    }
+  };
+  // waiting for the network inside the bridge's calls: a blocking
+  // transport's block(), and the waiting transport's poll of a connection's
+  // fd right after a request (node-async.mjs), which spins until the answer
+  // comes or its time is up
+  if (transport.block) wrap(transport, 'block', timed);
+  // the read(2)s and write(2)s of a connection's fd made in this thread (a
+  // poll's included; node-fd.mjs imports them from node:fs, whose named
+  // exports follow the module object once synced)
+  for (const name of ['readSync', 'writeSync'])
+    wrap(fs, name, (orig) => function (...a) {
       const t0 = performance.now();
       try {
         return orig.apply(this, a);
       } finally {
-        c.wait += performance.now() - t0;
+        if (!waiting) c.sys += performance.now() - t0;
       }
+    });
+  syncBuiltinESMExports();
+  const timePoll = (opened) => {
+    const conn = opened && opened.conn;
+    if (conn && typeof conn.poll === 'function' && !Object.hasOwn(conn, 'poll')) conn.poll = timed(conn.poll);
+  };
+  if (typeof transport.open === 'function')
+    wrap(transport, 'open', (orig) => function (...a) {
+      const r = orig.apply(this, a);
+      if (r && typeof r.then === 'function') r.then(timePoll, () => {});
+      else timePoll(r);
+      return r;
     });
   const x = codec.x;
   const exportsCopy = {};
@@ -399,16 +433,18 @@ async function breakdown(client, srv, s) {
     await client.run(srv, s);
   } finally {
     for (const r of restore.reverse()) r();
+    syncBuiltinESMExports();
   }
   const total = performance.now() - t0;
   const per = (v) => +(v / s.n).toFixed(2);
   const us = (v) => +((v * 1000) / s.n).toFixed(1);
-  // blocking: the wait is inside the bridge calls; waiting: outside them
-  const jsOnly = client.name.includes('blocking') ? c.js - c.wait : c.js;
-  const ruby = total - c.js - (client.name.includes('blocking') ? 0 : 0);
+  // (the waits counted are inside the bridge's calls; a waiting
+  // transport's fiber parks are outside them)
+  const jsOnly = c.js - c.wait - c.sys;
+  const ruby = total - c.js;
   return {
     calls: per(c.calls), parks: per(c.parks), timers: per(c.timers), copied: per(c.copied),
-    jsUs: us(jsOnly - c.c), cUs: us(c.c), waitUs: us(c.wait), rubyAndLoopUs: us(ruby),
+    jsUs: us(jsOnly - c.c), cUs: us(c.c), sysUs: us(c.sys), waitUs: us(c.wait), rubyAndLoopUs: us(ruby),
   };
 }
 
@@ -512,13 +548,23 @@ function report(clients, results, breakdowns, bytes) {
   const stat = (us) => ({ medianUs: +median(us).toFixed(1), runsUs: us.map((x) => +x.toFixed(1)) });
   json.byteWork = Object.fromEntries(Object.entries(bytes).map(([k, r]) => [k, stat(r.bytes)]));
   json.instantRequest = Object.fromEntries(Object.entries(bytes).map(([k, r]) => [k, stat(r.whole)]));
+  const parts = Object.entries(bytes).filter(([, r]) => r.breakdown);
+  if (parts.length) {
+    lines.push('');
+    lines.push('Where the whole request goes with no network, ruby.wasm (codec on; one more instrumented run): bridge calls per request, and µs in JS (the bridge, without the codec), in the codec (C), and the rest (Ruby):');
+    lines.push('');
+    lines.push('| run | calls | JS µs | C µs | Ruby µs |');
+    lines.push('|---|---:|---:|---:|---:|');
+    for (const [k, r] of parts) lines.push(`| ${k} | ${r.breakdown.calls} | ${r.breakdown.jsUs} | ${r.breakdown.cUs} | ${r.breakdown.rubyAndLoopUs} |`);
+    json.instantBreakdown = Object.fromEntries(parts.map(([k, r]) => [k, r.breakdown]));
+  }
   if (Object.keys(breakdowns).length) {
     lines.push('');
-    lines.push('Per request, ruby.wasm (codec on): bridge calls, event-loop turns (fiber parks), timers armed, bytes copied between Ruby and JS, µs in JS (bridge, without the codec), in the codec (C), waiting for the network inside a blocking call, and the rest (Ruby, and for the waiting transport the event loop):');
+    lines.push('Per request, ruby.wasm (codec on): bridge calls, event-loop turns (fiber parks), timers armed, bytes copied between Ruby and JS, µs in JS (bridge, without the codec and the system calls), in the codec (C), in read(2) and write(2) of a connection\'s fd made by this thread (outside waits), waiting for the network inside the bridge\'s calls (a blocking transport\'s wait, the waiting transport\'s poll of the connection right after a request), and the rest (Ruby, and for the waiting transport the event loop):');
     lines.push('');
-    lines.push('| run | calls | turns | timers | bytes | JS µs | C µs | blocked µs | Ruby + loop µs |');
-    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-    for (const [k, v] of Object.entries(breakdowns)) lines.push(`| ${k} | ${v.calls} | ${v.parks} | ${v.timers} | ${v.copied} | ${v.jsUs} | ${v.cUs} | ${v.waitUs} | ${v.rubyAndLoopUs} |`);
+    lines.push('| run | calls | turns | timers | bytes | JS µs | C µs | read/write µs | network wait µs | Ruby + loop µs |');
+    lines.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const [k, v] of Object.entries(breakdowns)) lines.push(`| ${k} | ${v.calls} | ${v.parks} | ${v.timers} | ${v.copied} | ${v.jsUs} | ${v.cUs} | ${v.sysUs} | ${v.waitUs} | ${v.rubyAndLoopUs} |`);
     json.breakdown = breakdowns;
   }
   const text = lines.join('\n');
