@@ -142,11 +142,16 @@ module NetHttpWasm
     # does not look, in a fiber that is switched out: C methods' (Ruby's
     # labels name the method and its owner since 3.4), but for those known
     # to keep nothing there that no Ruby frame refers to (Enumerable's keep
-    # their state in a memo the VM's frames refer to).
+    # their state in a memo the VM's frames refer to; the evals' code is the
+    # instruction sequence of the frame they push, which is marked; JS.eval
+    # holds only the code it is given; IO::Buffer#transfer calls no Ruby, so
+    # no fiber is ever switched out inside it, but Ruby 3.2 and 3.3 name it
+    # as Fiber#transfer, "transfer").
     module Frames
       SAFE = %w[
         Kernel#catch Kernel#loop Kernel#tap Kernel#then Kernel#yield_self Kernel#send Kernel#public_send
-        Kernel#eval Kernel.eval Kernel#sleep Kernel.sleep BasicObject#__send__ BasicObject#instance_eval
+        Kernel#eval Kernel.eval Binding#eval RubyVM::InstructionSequence#eval JS.eval JS#eval
+        Kernel#sleep Kernel.sleep BasicObject#__send__ BasicObject#instance_eval
         BasicObject#instance_exec Module#module_eval Module#class_eval Module#module_exec Module#class_exec
         Class#new Proc#call Proc#() Proc#yield Proc#=== Proc#[] Method#call Method#=== Method#[]
         UnboundMethod#bind_call Integer#times Integer#upto Integer#downto Array#each Array#each_index
@@ -166,7 +171,7 @@ module NetHttpWasm
         Enumerable#max_by Enumerable#minmax_by Enumerable#sort_by Enumerable#to_a Enumerable#entries
         Enumerable#to_h Enumerable#zip Enumerable#first Enumerable#take_while Enumerable#drop_while
         Enumerable#any? Enumerable#all? Enumerable#none? Enumerable#one? Enumerable#tally Enumerable#uniq
-        Enumerator::Yielder#yield Thread::Mutex#sleep Process#times
+        Enumerator::Yielder#yield Thread::Mutex#sleep Process#times IO::Buffer#transfer
       ].to_h { |l| [l, true] }.freeze
       OWNER = /\A([A-Z]\w*(?:::[A-Z]\w*)*)([#.])([^#.]+)\z/
 
