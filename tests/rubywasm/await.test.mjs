@@ -9,7 +9,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installNetHttp } from '../../js/ruby/node.mjs';
-import { bootVM, rbJSON, VERSIONS } from '../support/rubywasm.mjs';
+import { bootVM, rbJSON, rbUnderGCStress, VERSIONS } from '../support/rubywasm.mjs';
 
 // Awaits of fulfilled and rejected promises, each as "value" or "Class: first line".
 const OUTCOMES = `
@@ -35,18 +35,10 @@ for (const version of VERSIONS) {
   test(`ruby.wasm ${version}: under GC.stress, JS::Object#await inside Array#map and Array#select keeps what they fill`, async () => {
     const vm = await bootVM(version);
     const handle = installNetHttp(vm);
-    const got = await rbJSON(vm, `
-      GC.stress = true
-      begin
-        doubled = [1, 2, 3].map { |x| [JS.global[:Promise].call(:resolve, x).await.to_i * 2] }
-        even = (1..6).to_a.select { |x| JS.global[:Promise].call(:resolve, x).await.to_i.even? }
-      ensure
-        GC.stress = false
-      end
-      # the collector is on again once nothing waits (GC.disable answers false)
-      on = !GC.disable
-      GC.enable
-      { doubled: doubled, even: even, on: on }`);
+    const got = await rbUnderGCStress(vm, `
+      doubled = [1, 2, 3].map { |x| [JS.global[:Promise].call(:resolve, x).await.to_i * 2] }
+      even = (1..6).to_a.select { |x| JS.global[:Promise].call(:resolve, x).await.to_i.even? }
+      { doubled: doubled, even: even }`);
     assert.deepEqual(got, { doubled: [[2], [4], [6]], even: [2, 4, 6], on: true });
     assert.equal(handle.bridge.outcomes.size, 0);
     await handle.uninstall();

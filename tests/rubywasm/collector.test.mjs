@@ -10,7 +10,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { installNetHttp } from '../../js/ruby/node.mjs';
-import { bootVM, rb, rbJSON, VERSIONS } from '../support/rubywasm.mjs';
+import { bootVM, rb, rbJSON, rbUnderGCStress, VERSIONS } from '../support/rubywasm.mjs';
 
 let server;
 let base;
@@ -60,24 +60,16 @@ for (const version of VERSIONS) {
   test(`ruby.wasm ${version}: under GC.stress, requests that wait inside Array#map and Array#select keep what those methods fill`, async () => {
     const vm = await bootVM(version);
     const handle = installNetHttp(vm);
-    const got = await rbJSON(vm, `
+    const got = await rbUnderGCStress(vm, `
       u = URI(${JSON.stringify(base)})
-      GC.stress = true
-      begin
-        sizes = [u, u].map { |x| Net::HTTP.get(x).bytesize }
-        timeouts = [1, 2].map do |i|
-          Net::HTTP.start(u.host, u.port, read_timeout: 0.02, max_retries: 0) { |h| h.get("/slow/#{i}") }
-        rescue Net::ReadTimeout => e
-          e.class.name
-        end
-        writable = [u].select { |x| IO.select(nil, [TCPSocket.new(x.host, x.port)], nil, 1) }.map(&:class)
-      ensure
-        GC.stress = false
+      sizes = [u, u].map { |x| Net::HTTP.get(x).bytesize }
+      timeouts = [1, 2].map do |i|
+        Net::HTTP.start(u.host, u.port, read_timeout: 0.02, max_retries: 0) { |h| h.get("/slow/#{i}") }
+      rescue Net::ReadTimeout => e
+        e.class.name
       end
-      # the collector is on again once nothing waits (GC.disable answers false)
-      on = !GC.disable
-      GC.enable
-      { sizes: sizes, timeouts: timeouts, writable: writable.map(&:name), on: on }`);
+      writable = [u].select { |x| IO.select(nil, [TCPSocket.new(x.host, x.port)], nil, 1) }.map(&:class)
+      { sizes: sizes, timeouts: timeouts, writable: writable.map(&:name) }`);
     assert.deepEqual(got, { sizes: [2048, 2048], timeouts: ['Net::ReadTimeout', 'Net::ReadTimeout'], writable: ['URI::HTTP'], on: true });
     await handle.uninstall();
   });
@@ -89,8 +81,9 @@ for (const version of VERSIONS) {
     // name alone too, as 3.2's and 3.3's backtraces give it) until B is done
     const a = await whileOneWaits(vm, `1.times { Net::HTTP.get(URI(${JSON.stringify(`${base}/hold`)})) }`);
     assert.equal(a.value, '1');
-    // (3.2 and 3.3 name evalAsync's Kernel.eval frame "eval", as every C
-    // method of that name: Binding#eval, RubyVM::InstructionSequence#eval, JS.eval)
+    // (3.2 and 3.3 name the waiting eval's Kernel.eval and Fiber#transfer
+    // frames "eval" and "transfer", as every C method of those names:
+    // Binding#eval, RubyVM::InstructionSequence#eval, JS.eval, IO::Buffer#transfer)
     assert.ok(a.collected > 0, `no collection in 20 requests and 600,000 Strings while another eval waited (${JSON.stringify(a)})`);
     // ...but not while it waits inside Array#map, whose Array only a C local holds
     const a2 = await whileOneWaits(vm, `[URI(${JSON.stringify(`${base}/hold`)})].map { |x| Net::HTTP.get(x).bytesize }.inspect`);

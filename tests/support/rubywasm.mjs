@@ -107,6 +107,26 @@ export async function rbJSON(vm, code) {
   return JSON.parse(await rb(vm, `require 'json'\n(begin\n${code}\nend).to_json`));
 }
 
+/**
+ * Runs Ruby code (its last value a Hash) under GC.stress, then adds `on`:
+ * whether the collector runs by itself again afterwards (GC.disable answers
+ * false), as it must once nothing waits. Returns the Hash, as rbJSON.
+ */
+export async function rbUnderGCStress(vm, code) {
+  return rbJSON(vm, `
+    GC.stress = true
+    begin
+      got = begin
+${code}
+      end
+    ensure
+      GC.stress = false
+    end
+    on = !GC.disable
+    GC.enable
+    got.merge(on: on)`);
+}
+
 // Splits complete requests (head + Content-Length body) off a byte buffer.
 export function takeRequest(buf) {
   const end = buf.indexOf('\r\n\r\n');
