@@ -144,7 +144,7 @@ module NetHttpWasm
     # bridge's call passes none (js/ruby/rubywasm-internals.mjs, waker).
     def __wake
       settled = Lines::Settled.read(@bridge[:settled].to_s)
-      @waiters.delete(settled.token)&.transfer(settled.value)
+      @waiters.delete(settled.token)&.transfer(settled_value(settled))
       nil
     end
 
@@ -195,11 +195,15 @@ module NetHttpWasm
 
     # Waits for a promise of the bridge's (it never rejects, and gives a
     # number or a string): as JS::Object#await, with one JS→Ruby call to
-    # come back. Returns the value as a String.
+    # come back. Returns the value as a String (HostError is raised if the
+    # promise rejected after all).
     def await(promise)
       s = Fiber.scheduler
-      return s.await_promise(promise) if s.is_a?(Scheduler) && s.busy?
-      await_host(promise)
+      return await_host(promise) unless s.is_a?(Scheduler) && s.busy?
+
+      v = s.await_promise(promise)
+      raise v if v.is_a?(HostError)
+      v
     end
 
     # Waits for a promise by returning to the host's event loop. The
@@ -216,7 +220,9 @@ module NetHttpWasm
         @waiters[token] = fiber
         @bridge.call('park', promise, token)
         begin
-          loop.transfer
+          v = loop.transfer
+          raise v if v.is_a?(HostError)
+          v
         rescue FiberError
           # (vm.eval: the fiber that runs it resumed this one, and is not
           # waiting to be transferred to)

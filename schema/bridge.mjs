@@ -181,6 +181,7 @@ export const lines = {
     doc: 'a wait that settled (an item of lists.settled)',
     fields: [
       ['token', 'int', 'the token its call was given (Bridge#deferred, NetHttpWasm::Scheduler)'],
+      ['failed', 'bool', "the promise rejected (the host's defect: a bridge call's promise never rejects): value is the reason, and Ruby raises NetHttpWasm::HostError"],
       ['value', 'rest', "the call's reply"],
     ],
   },

@@ -23,6 +23,11 @@ const ONE_WRITE = 64 * 1024;
 // How long a waiting transport's connection may sit unpolled before its
 // state is taken as current (see settle).
 const SETTLE_AFTER_MS = 1;
+// Calls f once the host's event loop has taken the I/O events that were
+// ready: in Node, Deno and Bun the second setImmediate comes after a full
+// turn, through the poll phase; a page has no setImmediate, and a timer's
+// task comes after the network's tasks that were queued.
+const afterIo = (f) => (typeof setImmediate === 'function' ? setImmediate(() => setImmediate(f)) : setTimeout(f, 0));
 
 export class Bridge extends SocketCalls {
   // wake: calls NetHttpWasm.__wake in the VM, keeping nothing there or
@@ -311,10 +316,9 @@ export class Bridge extends SocketCalls {
     return performance.now() - Math.max(this.lastPoll, conn.lastActivity) < SETTLE_AFTER_MS ? s : S_UNSETTLED;
   }
 
-  // A promise of the state once the event loop has polled (the second
-  // setImmediate comes after a full turn, through the poll phase).
+  // A promise of the state once the event loop has polled (afterIo).
   settleLater(id) {
-    return new Promise((resolve) => setImmediate(() => setImmediate(() => resolve(this.state(id)))));
+    return new Promise((resolve) => afterIo(() => resolve(this.state(id))));
   }
 
   state(id) {

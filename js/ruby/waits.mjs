@@ -24,15 +24,17 @@ export class Waits {
 
   // Ruby: resumes waiter `token` once the promise settles: wake() calls
   // NetHttpWasm.__wake, which reads `settled` (lines.settled; the value is
-  // a number or a string). (Passing it as an argument would need vm.wrap,
-  // whose objects ruby.wasm never frees.)
+  // a number or a string; a promise that rejects, a defect of the host's,
+  // raises NetHttpWasm::HostError where the fiber waits). (Passing it as an
+  // argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
     this.roomCheck();
-    promise.then((v) => {
+    const wake = (failed) => (v) => {
       this.lastPoll = performance.now();
-      this.settled = settledLines({ token, value: v });
+      this.settled = settledLines({ token, failed, value: failed ? reason(v) : v });
       this.wake();
-    });
+    };
+    promise.then(wake(false), wake(true));
   }
 
   // Ruby (JS::Object#await, NetHttpWasm.await_js): a promise of the
@@ -71,14 +73,15 @@ export class Waits {
 
   // Ruby: notes `token` and the promise's value once it settles.
   collect(promise, token) {
-    promise.then((v) => {
-      this.settledList.push({ token, value: v });
+    const note = (failed) => (v) => {
+      this.settledList.push({ token, failed, value: failed ? reason(v) : v });
       const w = this.onSettled;
       if (w) {
         this.onSettled = null;
         w();
       }
-    });
+    };
+    promise.then(note(false), note(true));
   }
 
   // Ruby: what settled since the last call (lists.settled).
@@ -116,7 +119,7 @@ export class Waits {
     if (!WAITING_CALLS.has(name)) throw new TypeError(`not a deferrable call: ${name}`);
     const r = this.transport.deferred(() => this[name](...args));
     if (r instanceof Pending) this.pendings.set(token, r);
-    else this.settledList.push({ token, value: r });
+    else this.settledList.push({ token, failed: false, value: r });
     return 0;
   }
 
@@ -155,12 +158,17 @@ export class Waits {
         const v = p.poll(now);
         if (v !== undefined) {
           this.pendings.delete(token);
-          this.settledList.push({ token, value: v });
+          this.settledList.push({ token, failed: false, value: v });
         }
       }
     }
     return this.settledList.length;
   }
+}
+
+// What a bridge promise rejected with, for NetHttpWasm::HostError's message.
+function reason(e) {
+  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
 }
 
 // Resolves with true when ready() holds, or false when ms milliseconds pass

@@ -11,7 +11,19 @@ module NetHttpWasm
   # page may not read (CORS). MRI would raise at connect; this comes at read.
   class FetchError < SocketError; end
 
+  # Raised where a fiber waits for a promise of the bridge's that rejected
+  # (they never do: a defect of the host's side, named in the message).
+  class HostError < StandardError; end
+
   class << self
+    # What a settled wait gives the fiber that waits (Lines::Settled): its
+    # value, or a HostError when the promise rejected.
+    def settled_value(settled)
+      return settled.value unless settled.failed
+
+      HostError.new("net-http-wasm: a promise of the host's rejected: #{settled.value}")
+    end
+
     # Raises the error the bridge reported (error() after RC_ERROR).
     def raise_last_error
       raise_payload(@bridge.call('error').to_s.b)

@@ -508,7 +508,7 @@ module NetHttpWasm
       return if s.empty?
       Lines.read_settled_list(s).each do |settled|
         token = settled.token
-        value = settled.value
+        value = NetHttpWasm.settled_value(settled)
         waiter = @results[token]
         if waiter.is_a?(Fiber)
           wake(waiter, value)

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { installNetHttp } from '../../js/ruby/node.mjs';
 import { waker } from '../../js/ruby/rubywasm-internals.mjs';
-import { bootVM, rb, VERSIONS } from '../support/rubywasm.mjs';
+import { bootVM, rb, rbJSON, VERSIONS } from '../support/rubywasm.mjs';
 
 for (const version of VERSIONS) {
   test(`ruby.wasm ${version}: 100,000 wakes keep nothing in the VM's memory, and a parked fiber gets its value`, async () => {
@@ -25,6 +25,25 @@ for (const version of VERSIONS) {
     // a fiber parked on a promise is resumed with the value it settles with
     const got = await rb(vm, 'NetHttpWasm.await(JS.global[:Promise].call(:resolve, 42)).to_s');
     assert.equal(got, '42');
+    await handle.uninstall();
+  });
+}
+
+for (const version of VERSIONS) {
+  test(`ruby.wasm ${version}: a bridge promise that rejects raises NetHttpWasm::HostError where the fiber waits, alone and in threads`, async () => {
+    const vm = await bootVM(version);
+    const handle = installNetHttp(vm);
+    // (a defect of the host's side: its promises never reject)
+    handle.bridge.settleLater = () => Promise.reject(new ReferenceError('setImmediate is not defined'));
+    const got = await rbJSON(vm, `
+      def attempt
+        NetHttpWasm.call_wait('settleLater', 0)
+      rescue NetHttpWasm::HostError => e
+        "#{e.class}: #{e.message}"
+      end
+      [attempt, *Array.new(2) { Thread.new { attempt } }.map(&:value)]`);
+    const message = "NetHttpWasm::HostError: net-http-wasm: a promise of the host's rejected: ReferenceError: setImmediate is not defined";
+    assert.deepEqual(got, [message, message, message]);
     await handle.uninstall();
   });
 }

@@ -152,7 +152,12 @@ const SAMPLES = {
   peerCheck: [{ peer: '127.0.0.1:443', chain: 'QQ==', nameOk: false, trusted: 'a\nb\nc' }],
   listening: [{ id: 9, family: 'AF_INET', address: '0.0.0.0', port: 33000 }],
   accepted: [{ id: 10, family: 'AF_INET6', address: '::1', port: 33000, peerAddress: '::1', peerPort: 51000 }],
-  settled: [{ token: 7, value: '0' }, { token: 12, value: '!IOError\nclosed stream' }, { token: 3, value: '' }],
+  settled: [
+    { token: 7, failed: false, value: '0' },
+    { token: 12, failed: false, value: '!IOError\nclosed stream' },
+    { token: 3, failed: false, value: '' },
+    { token: 5, failed: true, value: 'ReferenceError: setImmediate is not defined' },
+  ],
 };
 const cap = (s) => s[0].toUpperCase() + s.slice(1);
 const snake = (s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -203,7 +208,11 @@ print JSON.generate(out)`;
 
 // Values of each of schema/bridge.mjs `lists`: none, one, several.
 const LIST_SAMPLES = {
-  settled: [[], [{ token: 1, value: '5' }], [{ token: 2, value: 'a\nb' }, { token: 3, value: '' }, { token: 40, value: '!timeout\n' }]],
+  settled: [
+    [],
+    [{ token: 1, failed: false, value: '5' }],
+    [{ token: 2, failed: false, value: 'a\nb' }, { token: 3, failed: true, value: 'TypeError: x' }, { token: 40, failed: false, value: '!timeout\n' }],
+  ],
   addresses: [[], ['127.0.0.1'], ['::1', '127.0.0.1', '10.0.0.7']],
 };
 
@@ -221,7 +230,7 @@ test("lists: JS writes them, JS and Ruby (Debian's) read the same items", () => 
       written.push([name, s, items]);
     }
   }
-  assert.equal(bridgeConstants.settledList([{ token: 1, value: 'x' }, { token: 2, value: 'y' }]), '1\nx\u00002\ny');
+  assert.equal(bridgeConstants.settledList([{ token: 1, failed: false, value: 'x' }, { token: 2, failed: true, value: 'y' }]), '1\n0\nx\u00002\n1\ny');
   const program = `
 require 'json'
 require ${JSON.stringify(fileURLToPath(new URL('net_http_wasm/constants.rb', root)))}

@@ -3,7 +3,7 @@
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn, NO_LOCAL_END } from '../conn.mjs';
 import { failureLines } from '../constants.mjs';
-import { RequestBytes, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { RequestBytes, requestFields, requestBody, responseHead, framedByHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A "connection" that turns each request the codec writes into one fetch()
 // and each response into HTTP/1.1 bytes for the same parser. The browser
@@ -31,11 +31,12 @@ class FetchConn extends Conn {
   }
 
   tryRequest() {
-    if (this.busy || !this.queued.length) return;
+    if (this.busy || !this.queued.length || this.eof || this.error || this.closed) return;
     const req = this.queued.shift();
     this.busy = true;
     this.run(req).finally(() => {
       this.busy = false;
+      this.tryRequest();
     });
   }
 
@@ -87,8 +88,12 @@ class FetchConn extends Conn {
     }
     // each fetch is a message on its own "connection": the stream ends here
     // (and there is nothing left to abort: an abort costs a page a tenth of
-    // a millisecond)
+    // a millisecond), unless Ruby, having read a message its head frames,
+    // wrote the next request before this end came: that one goes on, as over
+    // a kept-alive connection (an end then would be an EOFError where
+    // nothing was closed)
     this.aborter = null;
+    if (this.queued.length && framedByHead(req.method, res.status, res.headers)) return;
     this.onEnd();
   }
 

@@ -34,8 +34,7 @@ export function requestFields(req, append) {
 export function responseHead(status, statusText, forEach) {
   const fields = [];
   forEach((name, value) => fields.push([name, value]));
-  const enc = fields.find(([name]) => name === 'content-encoding');
-  const decoded = enc != null && !/^\s*(identity|none)?\s*$/i.test(enc[1]);
+  const decoded = decodedBody(fields.find(([name]) => name === 'content-encoding')?.[1]);
   let head = `HTTP/1.1 ${status} ${statusText || ''}\r\n`;
   for (const [name, value] of fields) {
     if (decoded && (name === 'content-encoding' || name === 'content-length')) continue;
@@ -44,6 +43,19 @@ export function responseHead(status, statusText, forEach) {
     head += `${name}: ${value}\r\n`;
   }
   return encoder.encode(`${head}\r\n`);
+}
+
+// Whether the browser decoded a body of this Content-Encoding (the head
+// Ruby reads then has neither Content-Encoding nor Content-Length).
+function decodedBody(encoding) {
+  return encoding != null && !/^\s*(identity|none)?\s*$/i.test(encoding);
+}
+
+// Whether the head Ruby reads frames the message without the stream's end:
+// no body, or a Content-Length the browser did not decode away.
+export function framedByHead(method, status, headers) {
+  if (method === 'HEAD' || status === 204 || status === 304) return true;
+  return headers.get('content-length') != null && !decodedBody(headers.get('content-encoding'));
 }
 
 // The URL's start for a connection to host:port (an IPv6 address in brackets).
