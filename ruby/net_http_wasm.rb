@@ -199,9 +199,7 @@ module NetHttpWasm
     # promise rejected after all).
     def await(promise)
       s = Fiber.scheduler
-      return await_host(promise) unless s.is_a?(Scheduler) && s.busy?
-
-      v = s.await_promise(promise)
+      v = s.is_a?(Scheduler) && s.busy? ? s.await_promise(promise) : await_host(promise)
       raise v if v.is_a?(HostError)
       v
     end
@@ -220,9 +218,7 @@ module NetHttpWasm
         @waiters[token] = fiber
         @bridge.call('park', promise, token)
         begin
-          v = loop.transfer
-          raise v if v.is_a?(HostError)
-          v
+          loop.transfer
         rescue FiberError
           # (vm.eval: the fiber that runs it resumed this one, and is not
           # waiting to be transferred to)

@@ -364,9 +364,12 @@ export class Conn {
     // read, is not data)
     if (this.records.length > 0 && !(this.msgDone && this.records.length === 1 && this.records[0][0] === R_END)) return 1;
     if (this.parser && this.inCodec && !this.msgDone && this.parser.pending.length) return 1;
-    if (this.eof || this.error || this.closed) return 2;
+    if (this.ended()) return 2;
     return 0;
   }
+
+  // The stream ended, failed, or was closed: nothing more comes.
+  ended() { return this.eof || this.error !== null || this.closed; }
 
   hasRecords() {
     return this.records.length > 0 || this.closed;

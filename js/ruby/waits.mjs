@@ -29,12 +29,11 @@ export class Waits {
   // argument would need vm.wrap, whose objects ruby.wasm never frees.)
   park(promise, token) {
     this.roomCheck();
-    const wake = (failed) => (v) => {
+    whenSettled(promise, (failed, value) => {
       this.lastPoll = performance.now();
-      this.settled = settledLines({ token, failed, value: failed ? reason(v) : v });
+      this.settled = settledLines({ token, failed, value });
       this.wake();
-    };
-    promise.then(wake(false), wake(true));
+    });
   }
 
   // Ruby (JS::Object#await, NetHttpWasm.await_js): a promise of the
@@ -73,15 +72,14 @@ export class Waits {
 
   // Ruby: notes `token` and the promise's value once it settles.
   collect(promise, token) {
-    const note = (failed) => (v) => {
-      this.settledList.push({ token, failed, value: failed ? reason(v) : v });
+    whenSettled(promise, (failed, value) => {
+      this.settledList.push({ token, failed, value });
       const w = this.onSettled;
       if (w) {
         this.onSettled = null;
         w();
       }
-    };
-    promise.then(note(false), note(true));
+    });
   }
 
   // Ruby: what settled since the last call (lists.settled).
@@ -166,9 +164,10 @@ export class Waits {
   }
 }
 
-// What a bridge promise rejected with, for NetHttpWasm::HostError's message.
-function reason(e) {
-  return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+// Calls f(false, value) once a bridge promise fulfils, or f(true, the
+// reason's text) if it rejects (NetHttpWasm::HostError's message).
+function whenSettled(promise, f) {
+  promise.then((v) => f(false, v), (e) => f(true, e instanceof Error ? `${e.name}: ${e.message}` : String(e)));
 }
 
 // Resolves with true when ready() holds, or false when ms milliseconds pass

@@ -31,7 +31,7 @@ class FetchConn extends Conn {
   }
 
   tryRequest() {
-    if (this.busy || !this.queued.length || this.eof || this.error || this.closed) return;
+    if (this.busy || !this.queued.length || this.ended()) return;
     const req = this.queued.shift();
     this.busy = true;
     this.run(req).finally(() => {
