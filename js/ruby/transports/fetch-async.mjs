@@ -3,12 +3,14 @@
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn, NO_LOCAL_END } from '../conn.mjs';
 import { failureLines } from '../constants.mjs';
-import { RequestBytes, requestFields, requestBody, responseHead, framedByHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { RequestBytes, requestFields, requestBody, responseHead, framing, CHUNKED, chunkOf, LAST_CHUNK, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A "connection" that turns each request the codec writes into one fetch()
-// and each response into HTTP/1.1 bytes for the same parser. The browser
-// decodes gzip itself: a response it decoded loses Content-Encoding and
-// Content-Length and is framed by the end of the stream.
+// and each response into HTTP/1.1 bytes for the same parser. A response
+// its head frames (a Content-Length, chunks, or no body) leaves the
+// connection open for the next request, as a kept-alive one; one framed by
+// the stream's end ends it. The browser decodes gzip itself: a response it
+// decoded loses Content-Encoding and Content-Length.
 class FetchConn extends Conn {
   constructor(bridge, fetchFn, scheme, host, port) {
     super(bridge);
@@ -16,7 +18,7 @@ class FetchConn extends Conn {
     this.base = origin(scheme, host, port);
     this.pending = new RequestBytes();
     this.queued = []; // whole requests written while one was out
-    this.busy = false;
+    this.busy = false; // a response is coming
     this.aborter = null;
     this.held = null; // while paused: a promise resume() settles
     this.release = null;
@@ -34,13 +36,30 @@ class FetchConn extends Conn {
     if (this.busy || !this.queued.length || this.ended()) return;
     const req = this.queued.shift();
     this.busy = true;
-    this.run(req).finally(() => {
+    // over(): this response is over, the next request may go (called
+    // before the last bytes are handed over when the head frames the
+    // message: Ruby, woken by them, may check the connection or close it)
+    let done = false;
+    const over = () => {
+      if (done) return;
+      done = true;
       this.busy = false;
+      // (nothing left to abort: an abort costs a page a tenth of a millisecond)
+      this.aborter = null;
+    };
+    this.run(req, over).finally(() => {
+      over();
       this.tryRequest();
     });
   }
 
-  async run(req) {
+  // IO#wait_readable(0) (Bridge#settle): with no response coming, nothing
+  // can arrive, and the state is current.
+  peek() {
+    return !this.busy;
+  }
+
+  async run(req, over) {
     const headers = new Headers();
     this.bridge.droppedHeaders = requestFields(req, (name, value) => headers.append(name, value));
     // Net::HTTP has no cache: every request goes to the server (and an
@@ -65,9 +84,13 @@ class FetchConn extends Conn {
       this.onError('NetHttpWasm::FetchError', REDIRECTED);
       return;
     }
-    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)));
+    const framed = framing(req.method, res.status, res.headers);
+    const chunked = framed === CHUNKED;
+    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)), chunked);
+    let left = typeof framed === 'number' ? framed : Infinity;
+    if (left === 0) over();
     this.onData(head);
-    if (res.body && req.method !== 'HEAD') {
+    if (res.body && left > 0) {
       // read as it arrives (each piece to the parser at once), but not
       // while Ruby has more than conn.mjs's high water to read
       const reader = res.body.getReader();
@@ -83,18 +106,28 @@ class FetchConn extends Conn {
         }
         if (this.closed) return;
         if (r.done) break;
-        if (r.value && r.value.length) this.onData(r.value);
+        if (!r.value || !r.value.length) continue;
+        if (chunked) {
+          this.onData(chunkOf(r.value));
+          continue;
+        }
+        left -= r.value.length;
+        // the message is whole: the stream's end, which comes later,
+        // brings nothing (the browser holds a body to its length)
+        if (left <= 0) {
+          over();
+          this.onData(r.value);
+          drain(reader);
+          return;
+        }
+        this.onData(r.value);
       }
     }
-    // each fetch is a message on its own "connection": the stream ends here
-    // (and there is nothing left to abort: an abort costs a page a tenth of
-    // a millisecond), unless Ruby, having read a message its head frames,
-    // wrote the next request before this end came: that one goes on, as over
-    // a kept-alive connection (an end then would be an EOFError where
-    // nothing was closed)
-    this.aborter = null;
-    if (this.queued.length && framedByHead(req.method, res.status, res.headers)) return;
-    this.onEnd();
+    over();
+    if (chunked) this.onData(LAST_CHUNK);
+    // a message the stream's end frames (or that ended short of the length
+    // its head gave, if a browser lets it) ends the connection
+    else if (left > 0) this.onEnd();
   }
 
   pause() {
@@ -117,10 +150,15 @@ export function fetchTransport(fetchFn) {
   return {
     blocking: false,
     open(bridge, spec) {
-      if (!fetchFn) return Promise.resolve(failureLines({ kind: 'IOError', detail: 'fetch() is not available' }));
-      const conn = new FetchConn(bridge, fetchFn, spec.tls ? 'https' : 'http', spec.host, spec.port);
-      return Promise.resolve({ conn, info: NO_LOCAL_END });
+      if (!fetchFn) return failureLines({ kind: 'IOError', detail: 'fetch() is not available' });
+      // (nothing to wait for: a fetch() opens the browser's connections)
+      return { conn: new FetchConn(bridge, fetchFn, spec.tls ? 'https' : 'http', spec.host, spec.port), info: NO_LOCAL_END };
     },
     close() {},
   };
+}
+
+// Reads what is left of a stream, for nothing (its end).
+function drain(reader) {
+  reader.read().then((r) => r.done || drain(reader), () => {});
 }

@@ -30,15 +30,16 @@ export function requestFields(req, append) {
 // The head of an HTTP/1.1 response, as bytes, from what the browser gives:
 // its status and fields (forEach(each) calls each(lowercased name, value)).
 // A body the browser decoded (gzip) loses Content-Encoding and
-// Content-Length and is framed by the end of the stream.
-export function responseHead(status, statusText, forEach) {
+// Content-Length. Transfer-Encoding is kept only when `chunked` (the
+// transport frames the body again with chunks: framing's CHUNKED).
+export function responseHead(status, statusText, forEach, chunked = false) {
   const fields = [];
   forEach((name, value) => fields.push([name, value]));
   const decoded = decodedBody(fields.find(([name]) => name === 'content-encoding')?.[1]);
   let head = `HTTP/1.1 ${status} ${statusText || ''}\r\n`;
   for (const [name, value] of fields) {
     if (decoded && (name === 'content-encoding' || name === 'content-length')) continue;
-    if (name === 'transfer-encoding') continue;
+    if (name === 'transfer-encoding' && !chunked) continue;
     // the browser joins repeated fields with ", " (set-cookie is never visible)
     head += `${name}: ${value}\r\n`;
   }
@@ -51,12 +52,31 @@ function decodedBody(encoding) {
   return encoding != null && !/^\s*(identity|none)?\s*$/i.test(encoding);
 }
 
-// Whether the head Ruby reads frames the message without the stream's end:
-// no body, or a Content-Length the browser did not decode away.
-export function framedByHead(method, status, headers) {
-  if (method === 'HEAD' || status === 204 || status === 304) return true;
-  return headers.get('content-length') != null && !decodedBody(headers.get('content-encoding'));
+// How the head Ruby reads frames the body of a response (fetch-async.mjs):
+// a length (0: no body; a Content-Length the browser did not decode away),
+// CHUNKED (the server sent it chunked, which the browser undid: the body is
+// chunked again, each piece the browser gives one chunk), or BY_END (the
+// stream's end frames it: the connection ends with it).
+export const CHUNKED = 'chunked';
+export const BY_END = null;
+export function framing(method, status, headers) {
+  if (method === 'HEAD' || status === 204 || status === 304) return 0;
+  if (/^\s*chunked\s*$/i.test(headers.get('transfer-encoding') || '')) return CHUNKED;
+  const length = headers.get('content-length');
+  return length != null && /^\d+$/.test(length) && !decodedBody(headers.get('content-encoding')) ? Number(length) : BY_END;
 }
+
+// Bytes as one chunk of the chunked coding; LAST_CHUNK ends the body.
+export function chunkOf(bytes) {
+  const size = encoder.encode(`${bytes.length.toString(16)}\r\n`);
+  const out = new Uint8Array(size.length + bytes.length + 2);
+  out.set(size);
+  out.set(bytes, size.length);
+  out[out.length - 2] = 13;
+  out[out.length - 1] = 10;
+  return out;
+}
+export const LAST_CHUNK = encoder.encode('0\r\n\r\n');
 
 // The URL's start for a connection to host:port (an IPv6 address in brackets).
 export function origin(scheme, host, port) {
