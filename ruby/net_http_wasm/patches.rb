@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 #
-# Net/http's own code, patched at exactly three seams (and Net::HTTP#connect).
+# Net/http's own code, patched at exactly three seams (and Net::HTTP#connect,
+# and Net::HTTP.start's search for its options' writers).
 
 module NetHttpWasm
   # Net::HTTP#connect: the host opens the connection.
@@ -110,6 +111,38 @@ module NetHttpWasm
     Net::HTTP.send(:define_method, m, HTTPConnect.instance_method(m))
     Net::HTTP.send(:private, m)
   end
+
+  # Net::HTTP.start(address, ..., opt): each option is set through the
+  # writer of its name. Net/http finds them by matching every method of the
+  # new Net::HTTP (about 150) against /\A(\w+)=\z/ and looking each name
+  # up in opt: in ruby.wasm a third of a one-off Net::HTTP.get's own time.
+  # Here the writers are named from opt's Symbol keys and taken from
+  # http.methods in its order (Array#&): the same writers, called in the
+  # same order with the same values; the rest as net/http's start does it.
+  # A last argument that is not a Hash (one with #to_hash) goes to
+  # net/http's own. Replaced, as #connect, so that a later alias_method
+  # wraps this one.
+  module HTTPStart
+    WRITER = /\A\w+\z/
+    NET_HTTP_START = Net::HTTP.singleton_class.instance_method(:start)
+
+    def start(address, *arg, &block)
+      opt = arg.last
+      return NET_HTTP_START.bind_call(self, address, *arg, &block) unless Hash === opt
+
+      port, p_addr, p_port, p_user, p_pass = *arg[0...-1]
+      p_addr = :ENV if arg.size < 3
+      port = https_default_port if !port && opt[:use_ssl]
+      http = new(address, port, p_addr, p_port, p_user, p_pass)
+      http.ipaddr = opt[:ipaddr] if opt[:ipaddr]
+      opt = { verify_mode: OpenSSL::SSL::VERIFY_PEER }.update(opt) if opt[:use_ssl]
+      keys = {}
+      opt.each_key { |key| keys[:"#{key}="] = key if Symbol === key && key.match?(WRITER) }
+      (http.methods & keys.keys).each { |writer| http.__send__(writer, opt[keys[writer]]) }
+      http.start(&block)
+    end
+  end
+  Net::HTTP.singleton_class.send(:define_method, :start, HTTPStart.instance_method(:start))
 
   # Net::HTTPGenericRequest#exec: the codec writes the request.
   module RequestExec

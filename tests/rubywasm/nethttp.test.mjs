@@ -609,6 +609,60 @@ for (const version of VERSIONS) for (const blocking of [false, true]) {
       }
     });
 
+    test("Net::HTTP.start's options: the writers net/http's own start calls, in its order, with its values and errors", async () => {
+      // a subclass that logs its writers and opens nothing (#start); each
+      // call made through the package's start and through net/http's own
+      const r = await rbJSON(vm, `
+        log = []
+        klass = Class.new(Net::HTTP) do
+          define_method(:start) { |&b| b ? b.call(self) : self }
+          %i[read_timeout= open_timeout= write_timeout= max_retries= use_ssl= verify_mode= ipaddr= keep_alive_timeout=].each do |w|
+            define_method(w) { |v| log << [w, v]; super(v) }
+          end
+          define_method(:extra=) { |v| log << [:extra=, v] }
+          define_method(:guarded=) { |v| log << [:guarded=, v] }
+          protected :guarded=
+          define_method(:hidden=) { |v| log << [:hidden=, v] }
+          private :hidden=
+        end
+        like_hash = Object.new
+        def like_hash.to_hash = { read_timeout: 9 }
+        calls = [
+          ['h.example', 80, { read_timeout: 3, open_timeout: 4, 'write_timeout' => 5, foo: 1, :'a-b' => 2, guarded: 6, hidden: 7, extra: 8 }],
+          ['h.example', nil, { use_ssl: true, verify_mode: 0, ipaddr: '10.0.0.1', keep_alive_timeout: 1 }],
+          ['h.example', { use_ssl: true }],
+          ['h.example', 8080, 'proxy.example', 3128, { max_retries: 2, write_timeout: nil }],
+          ['h.example', 80, { max_retries: -1 }],
+          ['h.example', 80, nil, nil, nil, nil, {}],
+          ['h.example', 80, like_hash],
+          ['h.example', 80],
+        ]
+        state = ->(h) { [h.address, h.port, h.proxy_address, h.proxy_port, h.proxy_from_env?, h.use_ssl?, h.verify_mode, h.ipaddr, h.read_timeout, h.open_timeout, h.write_timeout, h.max_retries, h.keep_alive_timeout] }
+        run = lambda do |f|
+          log.clear
+          v = begin
+            f.call { |h| state.(h) }
+          rescue => e
+            [e.class.name, e.message]
+          end
+          [v, log.dup]
+        end
+        own = NetHttpWasm::HTTPStart::NET_HTTP_START
+        {
+          'replaced' => Net::HTTP.method(:start).source_location[0].end_with?('patches.rb'),
+          'ours' => calls.map { |args| run.(->(&b) { klass.start(*args, &b) }) },
+          'net_http' => calls.map { |args| run.(->(&b) { own.bind_call(klass, *args, &b) }) },
+        }`);
+      assert.equal(r.replaced, true);
+      assert.deepEqual(r.ours, r.net_http);
+      // (what the calls did, as net/http's own start does it)
+      assert.deepEqual([...r.net_http[0][1]].sort(), [['extra=', 8], ['guarded=', 6], ['open_timeout=', 4], ['read_timeout=', 3]]);
+      assert.equal(r.net_http[1][0][1], 443);
+      assert.equal(r.net_http[1][0][6], 0);
+      assert.deepEqual(r.net_http[4][0][0], 'ArgumentError');
+      assert.equal(r.net_http[6][0][8], 9);
+    });
+
     test('no thread is used, and Net::HTTP outside evalAsync says where it must run', { skip: blocking && 'blocking: vm.eval is where it runs' }, async () => {
       const r = vm.eval(`
         begin
