@@ -1,8 +1,13 @@
 // What the browser benchmarks (browser-sync.mjs, browser-page.mjs) share:
-// their counts checked, a page of the local servers in headless Chromium,
-// the clients' turns and the median.
+// their counts checked, a page of the local servers in headless Chromium
+// (driven through DevTools, or on its own as a user's page runs), the
+// clients' turns and the median.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startWorkerServers } from '../tests/support/browser/worker-server.mjs';
-import { skip, launchChromium, newLoggedPage } from '../tests/support/chromium.mjs';
+import { skip, launchChromium, newLoggedPage, CHROMIUM, CHROMIUM_ARGS } from '../tests/support/chromium.mjs';
 
 /**
  * The whole-number options of opt (benchmarks/options.mjs) by name, with
@@ -50,6 +55,54 @@ export async function openBenchPage({ isolated = false } = {}) {
   } catch (e) {
     await close();
     throw e;
+  }
+}
+
+/**
+ * Runs fn(arg, { api }) in a page of the local servers (tests/support/
+ * browser/worker-server.mjs; api: the API server's origin) in a headless
+ * Chromium that no DevTools client drives, as a user's page runs (a
+ * DevTools client makes each fetch() record the JavaScript stack that made
+ * it, which costs more the deeper the stack: a fetch() called from inside
+ * Ruby's), and returns its value. fn is sent as source text, with
+ * `helpers` (name → a function of its own) defined before it. Rejects with
+ * the page's error, or after timeoutMs.
+ */
+export async function runDetached(fn, arg, { helpers = {}, timeoutMs = 600000 } = {}) {
+  const servers = await startWorkerServers();
+  const dir = mkdtempSync(join(tmpdir(), 'nhw-chromium-'));
+  let child = null;
+  try {
+    const defs = Object.entries(helpers).map(([name, f]) => `const ${name} = ${f};`).join('\n');
+    servers.setScript(`${defs}
+const report = (v) => fetch('/report', { method: 'POST', body: JSON.stringify(v) });
+try {
+  await report({ value: await (${fn})(${JSON.stringify(arg)}, ${JSON.stringify({ api: servers.api })}) });
+} catch (e) {
+  await report({ error: String((e && e.stack) || e) });
+}`);
+    const got = new Promise((resolve, reject) => {
+      servers.onReport(resolve);
+      child = spawn(CHROMIUM, [...CHROMIUM_ARGS, `--user-data-dir=${dir}`, `${servers.origin}/script`], { stdio: 'ignore', detached: true });
+      child.on('error', reject);
+      child.on('exit', (code, signal) => reject(new Error(`Chromium exited (${signal || code}) before the page reported`)));
+      setTimeout(() => reject(new Error(`the page reported nothing within ${timeoutMs} ms`)), timeoutMs).unref();
+    });
+    const r = await got;
+    if (r.error) throw new Error(`in the page: ${r.error}`);
+    return r.value;
+  } finally {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      try {
+        process.kill(-child.pid, 'SIGKILL'); // (its renderer and other processes too)
+      } catch {
+        child.kill('SIGKILL');
+      }
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    await servers.close();
   }
 }
 

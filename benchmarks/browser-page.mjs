@@ -15,12 +15,13 @@
 // with other work slows them alike. Printed: the first requests' median
 // and mean, then each client's median of the passes' medians with min and
 // max, and the ratios. The server is in this process (Node), the browser
-// in others.
+// in others; no DevTools client drives the page (it runs the whole
+// benchmark and reports), as no DevTools client is attached to a user's.
 //
 //   node benchmarks/browser-page.mjs [--ruby 4.0|3.4] [--first 100] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
-import { counts, openBenchPage, takeTurns, median } from './browser-bench.mjs';
+import { counts, runDetached, takeTurns, median } from './browser-bench.mjs';
 
 const opt = options(import.meta.url, { valued: ['ruby', 'first', 'n', 'passes', 'warmup', 'json'] });
 const ruby = opt.get('ruby', '4.0');
@@ -28,71 +29,62 @@ const jsonFile = opt.get('json', null);
 if (!['4.0', '3.4'].includes(ruby)) throw new Error(`--ruby must be 4.0 or 3.4, not ${ruby}`);
 const { first, n, passes, warmup } = counts(opt, { first: 100, n: 200, passes: 7, warmup: 300 });
 
-const { url, port, inPage, close } = await openBenchPage();
-try {
+// (runs in the page)
+async function pageBench({ ruby, first, n, passes, warmup }, { api }) {
+  const url = `${api}/text?s=ok`;
+  const port = new URL(api).port;
+  const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+  const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+  const { createRubyVM } = await import('/js/ruby/browser.mjs');
+  const module = await WebAssembly.compileStreaming(fetch(`/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`));
+  const { vm } = await createRubyVM({ ruby: module, RubyVM, wasi });
   // a fresh VM, then its first requests
-  const firstTimes = await inPage(
-    async ({ ruby, url, port, first }) => {
-      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
-      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
-      const { createRubyVM } = await import('/js/ruby/browser.mjs');
-      const module = await WebAssembly.compileStreaming(fetch(`/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`));
-      const { vm } = await createRubyVM({ ruby: module, RubyVM, wasi });
-      await vm.evalAsync(`$bench_uri = URI('${url}'); nil`);
-      const times = [];
-      for (let i = 0; i < first; i++) {
-        const t = performance.now();
-        const body = (await vm.evalAsync('Net::HTTP.get($bench_uri)')).toString();
-        times.push(performance.now() - t);
-        if (body !== 'ok') throw new Error(`get: wrong body ${JSON.stringify(body)}`);
-      }
-      await vm.evalAsync(`$bench_http = Net::HTTP.start('127.0.0.1', ${port}); nil`);
-      const clients = {
-        fetch: async () => {
-          const r = await fetch(url, { cache: 'no-store' });
-          if ((await r.arrayBuffer()).byteLength !== 2) throw new Error('fetch: short body');
-        },
-        get: async () => {
-          if ((await vm.evalAsync('Net::HTTP.get($bench_uri)')).toString() !== 'ok') throw new Error('get: wrong body');
-        },
-        start: async () => {
-          if ((await vm.evalAsync("$bench_http.get('/text?s=ok').body")).toString() !== 'ok') throw new Error('start: wrong body');
-        },
-      };
-      // `count` rounds, each a request of every client (in `order`): the
-      // median ms per request of each
-      window.benchRounds = async (count, order) => {
-        const t = Object.fromEntries(order.map((k) => [k, []]));
-        for (let i = 0; i < count; i++) {
-          for (const k of order) {
-            const s = performance.now();
-            await clients[k]();
-            t[k].push(performance.now() - s);
-          }
-        }
-        const med = (a) => {
-          const s = [...a].sort((x, y) => x - y);
-          return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-        };
-        return Object.fromEntries(order.map((k) => [k, med(t[k])]));
-      };
-      return times;
-    },
-    { ruby, url, port, first },
-  );
-  const names = ['fetch', 'get', 'start'];
-  const run = (count, order) => inPage(({ count, order }) => window.benchRounds(count, order), { count, order });
-  const { rows, by, per } = await takeTurns(names, run, { n, passes, warmup });
-  const firstMedian = median(firstTimes);
-  const firstMean = firstTimes.reduce((a, b) => a + b, 0) / firstTimes.length;
-  console.log(`ruby.wasm ${ruby} in a page's main thread (createRubyVM, fetch()), headless Chromium`);
-  console.log(`a fresh VM's first ${first} Net::HTTP.get: median ${firstMedian.toFixed(3)} ms, mean ${firstMean.toFixed(3)} ms (${(firstMean / by.get).toFixed(2)}× the warm get)`);
-  console.log(`${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
-  console.log('client   median     min     max  ×fetch');
-  for (const r of rows) {
-    console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
+  await vm.evalAsync(`$bench_uri = URI('${url}'); nil`);
+  const times = [];
+  for (let i = 0; i < first; i++) {
+    const t = performance.now();
+    const body = (await vm.evalAsync('Net::HTTP.get($bench_uri)')).toString();
+    times.push(performance.now() - t);
+    if (body !== 'ok') throw new Error(`get: wrong body ${JSON.stringify(body)}`);
   }
-  if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, first: { n: first, median: firstMedian, mean: firstMean, times: firstTimes }, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
-} finally {
-  await close();
+  await vm.evalAsync(`$bench_http = Net::HTTP.start('127.0.0.1', ${port}); nil`);
+  const clients = {
+    fetch: async () => {
+      const r = await fetch(url, { cache: 'no-store' });
+      if ((await r.arrayBuffer()).byteLength !== 2) throw new Error('fetch: short body');
+    },
+    get: async () => {
+      if ((await vm.evalAsync('Net::HTTP.get($bench_uri)')).toString() !== 'ok') throw new Error('get: wrong body');
+    },
+    start: async () => {
+      if ((await vm.evalAsync("$bench_http.get('/text?s=ok').body")).toString() !== 'ok') throw new Error('start: wrong body');
+    },
+  };
+  // `count` rounds, each a request of every client (in `order`): the
+  // median ms per request of each
+  const run = async (count, order) => {
+    const t = Object.fromEntries(order.map((k) => [k, []]));
+    for (let i = 0; i < count; i++) {
+      for (const k of order) {
+        const s = performance.now();
+        await clients[k]();
+        t[k].push(performance.now() - s);
+      }
+    }
+    return Object.fromEntries(order.map((k) => [k, median(t[k])]));
+  };
+  return { times, turns: await takeTurns(['fetch', 'get', 'start'], run, { n, passes, warmup }) };
 }
+
+const { times: firstTimes, turns } = await runDetached(pageBench, { ruby, first, n, passes, warmup }, { helpers: { median, takeTurns } });
+const { rows, by, per } = turns;
+const firstMedian = median(firstTimes);
+const firstMean = firstTimes.reduce((a, b) => a + b, 0) / firstTimes.length;
+console.log(`ruby.wasm ${ruby} in a page's main thread (createRubyVM, fetch()), headless Chromium, no DevTools client`);
+console.log(`a fresh VM's first ${first} Net::HTTP.get: median ${firstMedian.toFixed(3)} ms, mean ${firstMean.toFixed(3)} ms (${(firstMean / by.get).toFixed(2)}× the warm get)`);
+console.log(`${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
+console.log('client   median     min     max  ×fetch');
+for (const r of rows) {
+  console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
+}
+if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, first: { n: first, median: firstMedian, mean: firstMean, times: firstTimes }, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);

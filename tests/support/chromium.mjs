@@ -14,13 +14,13 @@ try {
 
 export const skip = !existsSync(CHROMIUM) ? `no Chromium at ${CHROMIUM}` : !playwright ? 'playwright-core is not installed' : false;
 
-/** A headless Chromium with no network of its own (no QUIC, no background fetches). */
+/** Headless, with no network of its own (no QUIC, no background fetches). */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** A headless Chromium driven by playwright-core. */
 export function launchChromium() {
-  return playwright.chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  return playwright.chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
 /** A new page whose console messages and page errors are collected in `logs`. */

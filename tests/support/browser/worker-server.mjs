@@ -3,7 +3,9 @@
 //
 //   page server  /blank (an empty page) and the files a Worker imports: the
 //                package's js/, tests/support/browser/, ruby.wasm 4.0 and
-//                3.4, @ruby/wasm-wasi, @bjorn3/browser_wasi_shim
+//                3.4, @ruby/wasm-wasi, @bjorn3/browser_wasi_shim; /script
+//                a page running the module text set with setScript(text),
+//                which reports a JSON value with POST /report (onReport)
 //   API server   another origin, with CORS headers; records every request:
 //                GET|POST /echo        { method, url, type, length, hex } of
 //                                      what it received (hex: the body's bytes)
@@ -21,8 +23,9 @@
 //                                      it was there), and lets it go on
 //
 // startWorkerServers({ isolated }) → { origin, api, refused (a URL whose
-// port takes no connection), requests, close() }; isolated: the page server
-// makes its pages cross-origin isolated (COOP and COEP on every response).
+// port takes no connection), requests, setScript(text), onReport(f),
+// close() }; isolated: the page server makes its pages cross-origin
+// isolated (COOP and COEP on every response).
 import http from 'node:http';
 import net from 'node:net';
 import zlib from 'node:zlib';
@@ -44,7 +47,7 @@ const ALLOWED = [
 ];
 
 function pageServer(isolated) {
-  return http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     if (isolated) {
       res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
       res.setHeader('Cross-Origin-Embedder-Policy', 'require-corp');
@@ -52,6 +55,26 @@ function pageServer(isolated) {
     const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
     if (path === '/blank') {
       res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' }).end('<!doctype html><title>blank</title>');
+      return;
+    }
+    if (path === '/script') {
+      res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' })
+        .end(`<!doctype html><title>script</title><script type="module">\n${server.script}\n</script>`);
+      return;
+    }
+    if (path === '/report' && req.method === 'POST') {
+      const chunks = [];
+      req.on('data', (c) => chunks.push(c));
+      req.on('end', () => {
+        res.writeHead(204).end();
+        let value;
+        try {
+          value = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch (e) {
+          value = { error: `a report that is not JSON: ${e.message}` };
+        }
+        if (server.onReport) server.onReport(value);
+      });
       return;
     }
     const file = normalize(join(root, path));
@@ -68,6 +91,9 @@ function pageServer(isolated) {
     res.writeHead(200, { 'Content-Type': TYPES[extname(file)] || 'application/octet-stream', 'Content-Length': st.size, 'Cache-Control': 'no-store' });
     createReadStream(file).pipe(res);
   });
+  server.script = '';
+  server.onReport = null;
+  return server;
 }
 
 const PATTERN = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
@@ -185,6 +211,12 @@ export async function startWorkerServers({ isolated = false } = {}) {
     api: `http://127.0.0.1:${apiPort}`,
     refused: `http://127.0.0.1:${await closedPort()}/`,
     requests,
+    setScript(text) {
+      page.script = text;
+    },
+    onReport(f) {
+      page.onReport = f;
+    },
     async close() {
       api.clearTimers();
       for (const s of [page, api]) {
