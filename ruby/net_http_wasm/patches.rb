@@ -115,7 +115,8 @@ module NetHttpWasm
   # Net::HTTP.start(address, ..., opt): each option is set through the
   # writer of its name. Net/http finds them by matching every method of the
   # new Net::HTTP (about 150) against /\A(\w+)=\z/ and looking each name
-  # up in opt: in ruby.wasm a third of a one-off Net::HTTP.get's own time.
+  # up in opt: in ruby.wasm, a large part of a one-off Net::HTTP.get's own
+  # time.
   # Here the writers are named from opt's Symbol keys and taken from
   # http.methods in its order (Array#&): the same writers, called in the
   # same order with the same values; the rest as net/http's start does it.
