@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { startWorkerServers } from '../support/browser/worker-server.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
 import { haveNativeRuby, runNative } from '../support/browser/harness.mjs';
+import { keptAliveProgram } from '../support/browser/kept-alive.mjs';
 
 const PATTERN_RB = '(0..255).map(&:chr).join.b';
 const MiB = 1 << 20;
@@ -171,27 +172,13 @@ describe('browser: streamed bodies over fetch() on the main thread (Chromium)', 
     assert.equal(servers.requests.slice(from).filter((q) => q.method === 'POST').length, 50);
   });
 
-  test('a started Net::HTTP keeps its connection over responses their heads frame, and reads each as native Ruby does', { skip: !haveNativeRuby && 'no native ruby' }, async () => {
-    // Content-Length, chunked (the browser takes the chunks off: the
-    // transport frames the body with chunks again), HEAD and a gzipped
-    // chunked body (decoded by the browser, by Net::HTTP natively); the
-    // same program runs in the page and in Debian's Ruby against the same
-    // server (before, each response ended its connection, and the next
-    // request opened another)
-    const code = (api) => `
-      uri = URI('${api}')
-      http = Net::HTTP.start(uri.host, uri.port)
-      ios = []
-      read = [['GET', '/text?s=chunked'], ['GET', '/bytes?n=3'], ['HEAD', '/bytes?n=3'], ['GET', '/text?s=again'],
-              ['GET', '/gzip?s=zipped'], ['GET', '/bytes?n=1']].map do |method, path|
-        res = http.send_request(method, path)
-        ios << http.instance_variable_get(:@socket).io.object_id
-        [method, path, res.code, res['transfer-encoding'], res['content-length'], res['content-encoding'], res.chunked?, res.body&.bytes]
-      end
-      http.finish
-      { 'read' => read, 'kept' => ios.each_cons(2).map { |a, b| a == b } }`;
-    const page = await rbJSON(code(servers.api));
-    const native = JSON.parse(await runNative(`puts(begin\n${code(servers.api)}\nend.to_json)`));
+  test('a started Net::HTTP keeps its connection over responses their heads frame, and reads each as native Ruby does', { skip: !haveNativeRuby() && 'no native ruby' }, async () => {
+    // (before, each response ended its connection, and the next request
+    // opened another; the browser takes a chunked body's chunks off, and
+    // the transport frames it with chunks again)
+    const code = keptAliveProgram(servers.api);
+    const page = await rbJSON(code);
+    const native = JSON.parse(await runNative(`puts(begin\n${code}\nend.to_json)`));
     assert.deepEqual(native.kept, [true, true, true, true, true]);
     assert.deepEqual(page, native, logs.join('\n'));
   });

@@ -58,7 +58,7 @@ function decodedBody(encoding) {
 // chunked again, each piece the browser gives one chunk), or BY_END (the
 // stream's end frames it: the connection ends with it).
 export const CHUNKED = 'chunked';
-const BY_END = null;
+export const BY_END = null;
 export function framing(method, status, headers) {
   if (method === 'HEAD' || status === 204 || status === 304) return 0;
   if (/^\s*chunked\s*$/i.test(headers.get('transfer-encoding') || '')) return CHUNKED;

@@ -28,7 +28,7 @@
 import { Conn, NO_LOCAL_END } from '../conn.mjs';
 import { failureLines } from '../constants.mjs';
 import { concatAll } from '../../bytes.mjs';
-import { splitRequest, requestFields, requestBody, responseHead, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { splitRequest, requestFields, requestBody, responseHead, framing, CHUNKED, BY_END, chunkOf, LAST_CHUNK, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A body up to this size is given to the parser with its head.
 const JOIN_MAX = 16 * 1024;
@@ -40,7 +40,7 @@ class XhrConn extends Conn {
     this.base = origin(scheme, host, port);
     this.openMs = openMs; // Net::HTTP's open_timeout (ms), or null
     this.pending = [];
-    this.sent = false; // this connection's one request went out
+    this.sent = false; // the request written went out (its response not read yet)
   }
 
   write(bytes) {
@@ -89,8 +89,10 @@ class XhrConn extends Conn {
       this.onError('NetHttpWasm::FetchError', REDIRECTED);
       return true;
     }
-    const head = responseHead(xhr.status, xhr.statusText, (each) => eachField(xhr.getAllResponseHeaders(), each));
-    const body = req.method !== 'HEAD' && xhr.response && xhr.response.byteLength ? new Uint8Array(xhr.response) : null;
+    const framed = framing(req.method, xhr.status, { get: (name) => xhr.getResponseHeader(name) });
+    const head = responseHead(xhr.status, xhr.statusText, (each) => eachField(xhr.getAllResponseHeaders(), each), framed === CHUNKED);
+    let body = framed !== 0 && xhr.response && xhr.response.byteLength ? new Uint8Array(xhr.response) : null;
+    if (framed === CHUNKED) body = body ? concatAll([chunkOf(body), LAST_CHUNK]) : LAST_CHUNK;
     // (a small body with its head: one feed of the parser)
     if (body && body.length <= JOIN_MAX) {
       const all = new Uint8Array(head.length + body.length);
@@ -101,8 +103,10 @@ class XhrConn extends Conn {
       this.onData(head);
       if (body) this.onData(body);
     }
-    // each request is a message on its own "connection": the stream ends here
-    this.onEnd();
+    // a response its head frames leaves the connection open for the next
+    // request (as fetch-async.mjs); one framed by its end ends it
+    if (framed === BY_END) this.onEnd();
+    else this.sent = false;
     return true;
   }
 }
