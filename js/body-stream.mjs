@@ -11,7 +11,20 @@
 export const COPY_STREAM_READ = 16384;
 
 const BS_ENCODER = new TextEncoder();
-const BS_CHUNK_END = BS_ENCODER.encode('0\r\n\r\n');
+
+/** Chunker#finish's bytes: the last chunk. */
+export const CHUNK_END = BS_ENCODER.encode('0\r\n\r\n');
+
+/** Chunker#write's bytes for buf: its size in hex, CRLF, buf, CRLF. */
+export function chunkFrame(buf) {
+  const size = BS_ENCODER.encode(`${buf.length.toString(16)}\r\n`);
+  const out = new Uint8Array(size.length + buf.length + 2);
+  out.set(size);
+  out.set(buf, size.length);
+  out[out.length - 2] = 13;
+  out[out.length - 1] = 10;
+  return out;
+}
 
 function bsPiece(v) {
   if (v instanceof Uint8Array) return v;
@@ -59,21 +72,11 @@ export function* sourcePiecesSync(source) {
 export function* framedReads(piece, chunked) {
   for (let at = 0; at < piece.length; at += COPY_STREAM_READ) {
     const read = piece.subarray(at, Math.min(at + COPY_STREAM_READ, piece.length));
-    if (!chunked) {
-      yield read;
-      continue;
-    }
-    const size = BS_ENCODER.encode(`${read.length.toString(16)}\r\n`);
-    const out = new Uint8Array(size.length + read.length + 2);
-    out.set(size);
-    out.set(read, size.length);
-    out[out.length - 2] = 13;
-    out[out.length - 1] = 10;
-    yield out;
+    yield chunked ? chunkFrame(read) : read;
   }
 }
 
 /** Chunker#finish, when chunked. */
 export function* streamEnd(chunked) {
-  if (chunked) yield BS_CHUNK_END.slice();
+  if (chunked) yield CHUNK_END.slice();
 }

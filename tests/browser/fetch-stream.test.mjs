@@ -11,8 +11,8 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startWorkerServers } from '../support/browser/worker-server.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
-import { haveNativeRuby, runNative } from '../support/browser/harness.mjs';
-import { keptAliveProgram } from '../support/browser/kept-alive.mjs';
+import { haveNativeRuby } from '../support/browser/harness.mjs';
+import { readKeptAlive } from '../support/browser/kept-alive.mjs';
 
 const PATTERN_RB = '(0..255).map(&:chr).join.b';
 const MiB = 1 << 20;
@@ -176,10 +176,8 @@ describe('browser: streamed bodies over fetch() on the main thread (Chromium)', 
     // (before, each response ended its connection, and the next request
     // opened another; the browser takes a chunked body's chunks off, and
     // the transport frames it with chunks again)
-    const code = keptAliveProgram(servers.api);
-    const page = await rbJSON(code);
-    const native = JSON.parse(await runNative(`puts(begin\n${code}\nend.to_json)`));
+    const { browser, native } = await readKeptAlive(servers.api, rbJSON);
     assert.deepEqual(native.kept, [true, true, true, true, true]);
-    assert.deepEqual(page, native, logs.join('\n'));
+    assert.deepEqual(browser, native, logs.join('\n'));
   });
 });

@@ -26,8 +26,8 @@ import { startWorkerServers } from '../support/browser/worker-server.mjs';
 import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
 import { runFault } from '../support/browser/faults.mjs';
-import { haveNativeRuby, runNative } from '../support/browser/harness.mjs';
-import { keptAliveProgram } from '../support/browser/kept-alive.mjs';
+import { haveNativeRuby } from '../support/browser/harness.mjs';
+import { readKeptAlive } from '../support/browser/kept-alive.mjs';
 
 const DRIVER = '/tests/support/browser/worker-driver.mjs';
 
@@ -112,11 +112,9 @@ describe('browser: synchronous Net::HTTP in a Worker (Chromium)', { skip, timeou
   test('a started Net::HTTP keeps its connection over responses their heads frame, and reads each as native Ruby does', { skip: !haveNativeRuby() && 'no native ruby' }, async () => {
     // (before, each response ended its connection; the chunked bodies are
     // framed with chunks again, as over fetch())
-    const code = keptAliveProgram(servers.api);
-    const worker = await rbJSON(code);
-    const native = JSON.parse(await runNative(`puts(begin\n${code}\nend.to_json)`));
+    const { browser, native } = await readKeptAlive(servers.api, rbJSON);
     assert.deepEqual(native.kept, [true, true, true, true, true]);
-    assert.deepEqual(worker, native, logs.join('\n'));
+    assert.deepEqual(browser, native, logs.join('\n'));
   });
 
   test('NetHttpWasm::Scheduler: its fibers\' requests, timers and a Timeout, one request at a time', async () => {

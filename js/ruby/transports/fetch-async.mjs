@@ -3,7 +3,8 @@
 // sockets; the page's origin must be allowed by the server (CORS).
 import { Conn, NO_LOCAL_END } from '../conn.mjs';
 import { failureLines } from '../constants.mjs';
-import { RequestBytes, requestFields, requestBody, responseHead, framing, CHUNKED, chunkOf, LAST_CHUNK, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { chunkFrame, CHUNK_END } from '../../body-stream.mjs';
+import { RequestBytes, requestFields, requestBody, responseHead, framing, CHUNKED, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A "connection" that turns each request the codec writes into one fetch()
 // and each response into HTTP/1.1 bytes for the same parser. A response
@@ -108,7 +109,7 @@ class FetchConn extends Conn {
         if (r.done) break;
         if (!r.value || !r.value.length) continue;
         if (chunked) {
-          this.onData(chunkOf(r.value));
+          this.onData(chunkFrame(r.value));
           continue;
         }
         left -= r.value.length;
@@ -124,7 +125,7 @@ class FetchConn extends Conn {
       }
     }
     over();
-    if (chunked) this.onData(LAST_CHUNK);
+    if (chunked) this.onData(CHUNK_END);
     // a message the stream's end frames (or that ended short of the length
     // its head gave, if a browser lets it) ends the connection
     else if (left > 0) this.onEnd();

@@ -52,11 +52,12 @@ function decodedBody(encoding) {
   return encoding != null && !/^\s*(identity|none)?\s*$/i.test(encoding);
 }
 
-// How the head Ruby reads frames the body of a response (fetch-async.mjs):
-// a length (0: no body; a Content-Length the browser did not decode away),
-// CHUNKED (the server sent it chunked, which the browser undid: the body is
-// chunked again, each piece the browser gives one chunk), or BY_END (the
-// stream's end frames it: the connection ends with it).
+// How the head Ruby reads frames the body of a response (fetch-async.mjs,
+// xhr-sync.mjs): a length (0: no body; a Content-Length the browser did not
+// decode away), CHUNKED (the server sent it chunked, which the browser
+// undid: the body is chunked again, each piece the browser gives one chunk,
+// with body-stream.mjs's chunkFrame and CHUNK_END), or BY_END (the stream's
+// end frames it: the connection ends with it).
 export const CHUNKED = 'chunked';
 export const BY_END = null;
 export function framing(method, status, headers) {
@@ -65,18 +66,6 @@ export function framing(method, status, headers) {
   const length = headers.get('content-length');
   return length != null && /^\d+$/.test(length) && !decodedBody(headers.get('content-encoding')) ? Number(length) : BY_END;
 }
-
-// Bytes as one chunk of the chunked coding; LAST_CHUNK ends the body.
-export function chunkOf(bytes) {
-  const size = encoder.encode(`${bytes.length.toString(16)}\r\n`);
-  const out = new Uint8Array(size.length + bytes.length + 2);
-  out.set(size);
-  out.set(bytes, size.length);
-  out[out.length - 2] = 13;
-  out[out.length - 1] = 10;
-  return out;
-}
-export const LAST_CHUNK = encoder.encode('0\r\n\r\n');
 
 // The URL's start for a connection to host:port (an IPv6 address in brackets).
 export function origin(scheme, host, port) {

@@ -27,8 +27,9 @@
 //   (Cache-Control, Expires) can come from there.
 import { Conn, NO_LOCAL_END } from '../conn.mjs';
 import { failureLines } from '../constants.mjs';
+import { chunkFrame, CHUNK_END } from '../../body-stream.mjs';
 import { concatAll } from '../../bytes.mjs';
-import { splitRequest, requestFields, requestBody, responseHead, framing, CHUNKED, BY_END, chunkOf, LAST_CHUNK, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
+import { splitRequest, requestFields, requestBody, responseHead, framing, CHUNKED, BY_END, fetchFailed, origin, REDIRECTED } from './fetch-map.mjs';
 
 // A body up to this size is given to the parser with its head.
 const JOIN_MAX = 16 * 1024;
@@ -92,7 +93,7 @@ class XhrConn extends Conn {
     const framed = framing(req.method, xhr.status, { get: (name) => xhr.getResponseHeader(name) });
     const head = responseHead(xhr.status, xhr.statusText, (each) => eachField(xhr.getAllResponseHeaders(), each), framed === CHUNKED);
     let body = framed !== 0 && xhr.response && xhr.response.byteLength ? new Uint8Array(xhr.response) : null;
-    if (framed === CHUNKED) body = body ? concatAll([chunkOf(body), LAST_CHUNK]) : LAST_CHUNK;
+    if (framed === CHUNKED) body = body ? concatAll([chunkFrame(body), CHUNK_END]) : CHUNK_END;
     // (a small body with its head: one feed of the parser)
     if (body && body.length <= JOIN_MAX) {
       const all = new Uint8Array(head.length + body.length);

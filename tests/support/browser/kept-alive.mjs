@@ -4,9 +4,11 @@
 // Net::HTTP natively) and a 1-byte body. The program's value: each
 // response as Ruby reads it (code, Transfer-Encoding, Content-Length,
 // Content-Encoding, chunked?, the body's bytes), and whether each request
-// went on the socket of the one before (`kept`). Run the same in a browser
-// VM and in Debian's Ruby (runNative) against the same server.
-export function keptAliveProgram(api) {
+// went on the socket of the one before (`kept`). readKeptAlive runs it in a
+// browser VM and in Debian's Ruby against the same server.
+import { runNative } from './harness.mjs';
+
+function keptAliveProgram(api) {
   return `
     uri = URI('${api}')
     http = Net::HTTP.start(uri.host, uri.port)
@@ -19,4 +21,11 @@ export function keptAliveProgram(api) {
     end
     http.finish
     { 'read' => read, 'kept' => ios.each_cons(2).map { |a, b| a == b } }`;
+}
+
+// { browser, native }: the program's value from inBrowser(code) (a VM's
+// JSON of it) and from Debian's Ruby.
+export async function readKeptAlive(api, inBrowser) {
+  const code = keptAliveProgram(api);
+  return { browser: await inBrowser(code), native: JSON.parse(await runNative(`puts(begin\n${code}\nend.to_json)`)) };
 }
