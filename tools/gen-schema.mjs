@@ -189,7 +189,9 @@ const rbLists = Object.entries(bridge.lists).map(([name, spec]) => {
 const rbHeadFields = `
     # The fields of a head record (schema/bridge.mjs headRecord) whose lines
     # are a, from its fields' count at line c: Net::HTTPHeader's @header,
-    # { name => [values] }.
+    # { name => [values] }. (A name is frozen before it becomes a key: a
+    # Hash given a String key that is not frozen interns a frozen copy,
+    # which costs as much again as the rest in ruby.wasm.)
     def self.head_fields(a, c)
       n = a[c].to_i
       i = c + 1
@@ -197,7 +199,7 @@ const rbHeadFields = `
       k = i
       e = i + n
       while k < e
-        h[a[k]] = [a[k + n]]
+        h[a[k].freeze] = [a[k + n]]
         k += 1
       end
       j = i + 2 * n
