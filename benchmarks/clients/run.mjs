@@ -30,6 +30,7 @@ import { createInterface } from 'node:readline';
 import { mkdirSync, writeFileSync, copyFileSync, readFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { createRequire } from 'node:module';
+import { parseArgs } from 'node:util';
 import http from 'node:http';
 import https from 'node:https';
 import { expected, digest, DEFAULT_SIZE } from './bodies.mjs';
@@ -41,35 +42,45 @@ const root = new URL('../../', import.meta.url).pathname;
 const require = createRequire(import.meta.url);
 
 // ---- options ----
-function parseArgs(argv) {
-  const o = { n: null, p: false, c: 1, clients: null, passes: null, warmup: null, tls: false, json: null, quick: false, wasmN: null, ca: null, url: null };
-  const value = (i, name) => {
-    if (i + 1 >= argv.length) throw new Error(`${name} needs a value`);
-    return argv[i + 1];
+const OPTIONS = {
+  number: { type: 'string', short: 'n' },
+  concurrent: { type: 'string', short: 'c' },
+  persistent: { type: 'boolean', short: 'p' },
+  client: { type: 'string' },
+  passes: { type: 'string' },
+  warmup: { type: 'string' },
+  'wasm-n': { type: 'string' },
+  tls: { type: 'boolean' },
+  json: { type: 'string' },
+  ca: { type: 'string' },
+  quick: { type: 'boolean' },
+};
+
+function options(args) {
+  const { values: v, positionals } = parseArgs({ args, options: OPTIONS, allowPositionals: true, strict: true });
+  if (positionals.length > 1) throw new Error(`one URL at most, not ${positionals.join(' ')}`);
+  const num = (x) => (x === undefined ? null : Number(x));
+  const o = {
+    n: num(v.number),
+    c: num(v.concurrent) ?? 1,
+    p: !!v.persistent,
+    clients: v.client === undefined ? null : v.client.split(',').filter(Boolean),
+    passes: num(v.passes),
+    warmup: num(v.warmup),
+    tls: !!v.tls,
+    json: v.json ?? null,
+    quick: !!v.quick,
+    wasmN: num(v['wasm-n']),
+    ca: v.ca ?? null,
+    url: positionals[0] ?? null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    let m;
-    if ((m = /^-([nc])(\d+)$/.exec(a))) o[m[1]] = Number(m[2]);
-    else if (a === '-n' || a === '--number') o.n = Number(value(i++, a));
-    else if (a === '-c' || a === '--concurrent') o.c = Number(value(i++, a));
-    else if (a === '-p' || a === '--persistent') o.p = true;
-    else if (a === '--client') o.clients = value(i++, a).split(',').filter(Boolean);
-    else if (a === '--passes') o.passes = Number(value(i++, a));
-    else if (a === '--warmup') o.warmup = Number(value(i++, a));
-    else if (a === '--wasm-n') o.wasmN = Number(value(i++, a));
-    else if (a === '--tls') o.tls = true;
-    else if (a === '--json') o.json = value(i++, a);
-    else if (a === '--ca') o.ca = value(i++, a);
-    else if (a === '--quick') o.quick = true;
-    else if (!a.startsWith('-') && !o.url) o.url = a;
-    else throw new Error(`unknown argument ${a}`);
-  }
   o.n ??= o.quick ? 20 : 1000;
   o.wasmN ??= o.n;
   o.passes ??= o.quick ? 1 : 5;
   o.warmup ??= o.quick ? 5 : 300;
-  for (const k of ['n', 'c', 'passes', 'wasmN']) if (!(Number.isInteger(o[k]) && o[k] >= 1)) throw new Error(`-${k} must be a whole number ≥ 1`);
+  for (const [k, flag] of [['n', '-n'], ['c', '-c'], ['passes', '--passes'], ['wasmN', '--wasm-n']]) {
+    if (!(Number.isInteger(o[k]) && o[k] >= 1)) throw new Error(`${flag} must be a whole number ≥ 1`);
+  }
   if (!(Number.isInteger(o.warmup) && o.warmup >= 0)) throw new Error('--warmup must be a whole number ≥ 0');
   return o;
 }
@@ -277,7 +288,7 @@ function summarize(row) {
 
 // ---- main ----
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const opts = options(process.argv.slice(2));
   const clients = selectClients(opts.clients);
   const rows = planRows(opts, clients);
 
