@@ -1,13 +1,13 @@
 // What the browser benchmarks (browser-sync.mjs, browser-page.mjs) share:
 // their counts checked, a page of the local servers in headless Chromium
-// (driven through DevTools, or on its own as a user's page runs), the
-// clients' turns and the median.
+// that runs on its own as a user's page runs, the clients' turns and the
+// median.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startWorkerServers } from '../tests/support/browser/worker-server.mjs';
-import { skip, launchChromium, newLoggedPage, CHROMIUM, CHROMIUM_ARGS } from '../tests/support/chromium.mjs';
+import { skip, CHROMIUM, CHROMIUM_ARGS } from '../tests/support/chromium.mjs';
 
 /**
  * The whole-number options of opt (benchmarks/options.mjs) by name, with
@@ -29,47 +29,18 @@ export function counts(opt, defaults) {
 }
 
 /**
- * The servers (tests/support/browser/worker-server.mjs) and a page at
- * their origin's /blank: { servers, page, url (a 2-byte text of the API
- * server), port (the API server's), inPage(fn, arg) (page.evaluate, its
- * error with the page's console), close() }.
- */
-export async function openBenchPage({ isolated = false } = {}) {
-  const servers = await startWorkerServers({ isolated });
-  const browser = await launchChromium();
-  const close = async () => {
-    await browser.close();
-    await servers.close();
-  };
-  try {
-    const { page, logs } = await newLoggedPage(browser);
-    await page.goto(`${servers.origin}/blank`);
-    const inPage = async (fn, arg) => {
-      try {
-        return await page.evaluate(fn, arg);
-      } catch (e) {
-        throw new Error(`${e.message}\n${logs.join('\n')}`);
-      }
-    };
-    return { servers, page, url: `${servers.api}/text?s=ok`, port: new URL(servers.api).port, inPage, close };
-  } catch (e) {
-    await close();
-    throw e;
-  }
-}
-
-/**
  * Runs fn(arg, { api }) in a page of the local servers (tests/support/
  * browser/worker-server.mjs; api: the API server's origin) in a headless
  * Chromium that no DevTools client drives, as a user's page runs (a
  * DevTools client makes each fetch() record the JavaScript stack that made
  * it, which costs more the deeper the stack: a fetch() called from inside
  * Ruby's), and returns its value. fn is sent as source text, with
- * `helpers` (name → a function of its own) defined before it. Rejects with
- * the page's error, or after timeoutMs.
+ * `helpers` (name → a function of its own) defined before it; isolated:
+ * the page is cross-origin isolated (COOP and COEP). Rejects with the
+ * page's error, or after timeoutMs.
  */
-export async function runDetached(fn, arg, { helpers = {}, timeoutMs = 600000 } = {}) {
-  const servers = await startWorkerServers();
+export async function runDetached(fn, arg, { helpers = {}, timeoutMs = 600000, isolated = false } = {}) {
+  const servers = await startWorkerServers({ isolated });
   const dir = mkdtempSync(join(tmpdir(), 'nhw-chromium-'));
   let child = null;
   try {

@@ -1,5 +1,5 @@
 // Synchronous Net::HTTP in a browser Worker against the bare browser APIs,
-// in headless Chromium (Debian's chromium, through playwright-core): from
+// in headless Chromium (Debian's chromium): from
 // one dedicated Worker (tests/support/browser/sync-worker.mjs, ruby.wasm
 // with { blocking: true }), GETs of a small body (2 bytes) from a local
 // cross-origin server (tests/support/browser/worker-server.mjs, CORS):
@@ -15,14 +15,16 @@
 // hundred requests are slower), then --passes passes of --n rounds: a pass
 // gives each client's median time per request; printed: the median of the
 // passes with min and max, and the ratios of the medians. The server is in
-// this process (Node), the browser in others. With --isolated the page is
+// this process (Node), the browser in others; no DevTools client drives the
+// page (it runs the whole benchmark and reports), as no DevTools client is
+// attached to a user's. With --isolated the page is
 // cross-origin isolated, and the VM's requests are fetch() calls in a helper
 // Worker streamed through shared memory (js/ruby/transports/fetch-sync.mjs).
 //
 //   node benchmarks/browser-sync.mjs [--ruby 4.0|3.4] [--n 200] [--passes 7] [--warmup 300] [--isolated] [--json FILE]
 import { writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
-import { counts, openBenchPage, takeTurns } from './browser-bench.mjs';
+import { counts, runDetached, takeTurns, median } from './browser-bench.mjs';
 
 const opt = options(import.meta.url, { valued: ['ruby', 'n', 'passes', 'warmup', 'json'], flags: ['isolated'] });
 const isolated = opt.has('isolated');
@@ -31,12 +33,12 @@ const jsonFile = opt.get('json', null);
 if (!['4.0', '3.4'].includes(ruby)) throw new Error(`--ruby must be 4.0 or 3.4, not ${ruby}`);
 const { n, passes, warmup } = counts(opt, { n: 200, passes: 7, warmup: 300 });
 
-const { url, port, inPage, close } = await openBenchPage({ isolated });
-try {
-  await inPage(async (ruby) => {
-    const { startSyncWorker } = await import('/tests/support/browser/worker-driver.mjs');
-    window.w = await startSyncWorker(ruby);
-  }, ruby);
+// (runs in the page: the Worker runs the rounds)
+async function workerBench({ ruby, n, passes, warmup }, { api }) {
+  const url = `${api}/text?s=ok`;
+  const port = new URL(api).port;
+  const { startSyncWorker } = await import('/tests/support/browser/worker-driver.mjs');
+  const w = await startSyncWorker(ruby);
   // each client: JavaScript run in the Worker for one request (awaited when it is a promise)
   const clients = {
     xhr: `() => {
@@ -73,16 +75,19 @@ try {
         times[k].push(performance.now() - t);
       }
     }
-    const med = (a) => { const s = [...a].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+    const med = ${median};
     return Object.fromEntries(order.map((k) => [k, med(times[k])]));`;
-  const run = (count, order) => inPage((js) => window.w.js(js), round(count, order));
-  const { rows, by, per } = await takeTurns(names, run, { n, passes, warmup });
-  console.log(`ruby.wasm ${ruby} in a Worker${isolated ? ' of an isolated page (streamed fetch())' : ''}, headless Chromium; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
-  console.log('client   median     min     max   ×xhr  ×fetch');
-  for (const r of rows) {
-    console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.xhr).toFixed(2).padStart(6)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
+  try {
+    return await takeTurns(names, (count, order) => w.js(round(count, order)), { n, passes, warmup });
+  } finally {
+    w.terminate();
   }
-  if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, isolated, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
-} finally {
-  await close();
 }
+
+const { rows, by, per } = await runDetached(workerBench, { ruby, n, passes, warmup }, { helpers: { median, takeTurns }, isolated });
+console.log(`ruby.wasm ${ruby} in a Worker${isolated ? ' of an isolated page (streamed fetch())' : ''}, headless Chromium, no DevTools client; ${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
+console.log('client   median     min     max   ×xhr  ×fetch');
+for (const r of rows) {
+  console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.xhr).toFixed(2).padStart(6)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
+}
+if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, isolated, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);

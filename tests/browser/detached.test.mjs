@@ -1,7 +1,9 @@
-// The page of benchmarks/browser-page.mjs runs in a Chromium no DevTools
-// client drives (benchmarks/browser-bench.mjs runDetached): what the page
-// reports comes back, its error is raised here, and neither its profile
-// folder nor its processes are left behind.
+// The pages of benchmarks/browser-page.mjs and browser-sync.mjs run in a
+// Chromium no DevTools client drives (benchmarks/browser-bench.mjs
+// runDetached): what the page reports comes back, its error is raised here,
+// neither its profile folder nor its processes are left behind, and an
+// isolated page is cross-origin isolated (the streamed Worker transport
+// needs it).
 //
 // Needs Debian's `chromium` (skipped without it).
 import { test } from 'node:test';
@@ -34,4 +36,10 @@ test('runDetached: a page with no DevTools client reports its value, or its erro
   assert.deepEqual(profiles(), before);
   for (let i = 0; i < 50 && chromiums(); i++) await new Promise((r) => setTimeout(r, 100));
   assert.equal(chromiums(), 0);
+});
+
+test('runDetached with isolated: the page is cross-origin isolated (SharedArrayBuffer), and one without is not', { skip, timeout: 120000 }, async () => {
+  const look = () => ({ isolated: crossOriginIsolated, shared: typeof SharedArrayBuffer === 'function' });
+  assert.deepEqual(await runDetached(look, null, { isolated: true }), { isolated: true, shared: true });
+  assert.deepEqual(await runDetached(look, null), { isolated: false, shared: false });
 });
