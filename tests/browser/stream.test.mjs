@@ -21,6 +21,8 @@ import { startWorkerServers } from '../support/browser/worker-server.mjs';
 import { startChaos } from '../support/chaos/index.mjs';
 import { skip, launchChromium, newLoggedPage } from '../support/chromium.mjs';
 import { runFault } from '../support/browser/faults.mjs';
+import { haveNativeRuby } from '../support/browser/harness.mjs';
+import { readKeptAlive } from '../support/browser/kept-alive.mjs';
 
 const DRIVER = '/tests/support/browser/worker-driver.mjs';
 const PATTERN_RB = '(0..255).map(&:chr).join.b';
@@ -76,6 +78,14 @@ describe('browser: Net::HTTP streamed in a Worker of a cross-origin isolated pag
     await browser?.close();
     chaos?.close();
     await servers?.close();
+  });
+
+  test('a started Net::HTTP keeps its connection over responses their heads frame, and reads each as native Ruby does', { skip: !haveNativeRuby() && 'no native ruby' }, async () => {
+    // (as over synchronous XMLHttpRequest and over fetch() in a page: the
+    // helper frames a chunked body with chunks again)
+    const { browser, native } = await readKeptAlive(servers.api, rbJSON);
+    assert.deepEqual(native.kept, [true, true, true, true, true]);
+    assert.deepEqual(browser, native, logs.join('\n'));
   });
 
   test('the page is isolated and the VM streams (fetch() in a helper Worker)', async () => {

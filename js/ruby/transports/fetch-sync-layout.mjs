@@ -23,8 +23,11 @@ export const FRAME_MAX = 64 * 1024;
 
 // Frame types: F_PAD (the rest of the ring up to its end is skipped),
 // F_DATA (bytes of the response: its head as HTTP/1.1, then its body),
-// F_END (the body is whole), F_ERROR (lines.failure of schema/bridge.mjs).
+// F_END (the body is whole, and its end framed it: the connection ends),
+// F_ERROR (lines.failure of schema/bridge.mjs), F_OVER (the body is whole,
+// as its head framed it: the connection stays for the next request).
 export const F_PAD = 0;
 export const F_DATA = 1;
 export const F_END = 2;
 export const F_ERROR = 3;
+export const F_OVER = 4;

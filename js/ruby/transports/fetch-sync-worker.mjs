@@ -4,10 +4,14 @@
 // (Atomics.wait). Frames: u8 type, u32 length (little-endian), payload;
 // a frame never wraps (see fetch-sync.mjs for the layout). When the ring
 // is full this Worker waits (Atomics.waitAsync) for the VM's thread to
-// read: a body is held here a ring at most, however large.
-import { responseHead, fetchFailed, REDIRECTED } from './fetch-map.mjs';
+// read: a body is held here a ring at most, however large. A response its
+// head frames (fetch-map.mjs framing: a length, no body, or chunks the
+// browser took off, put back here) ends with F_OVER, which leaves the
+// connection to its next request; one its end frames, with F_END.
+import { responseHead, fetchFailed, framing, CHUNKED, REDIRECTED } from './fetch-map.mjs';
+import { chunkFrame, CHUNK_END } from '../../body-stream.mjs';
 import { failureLines } from '../constants.mjs';
-import { RING, MASK, W, R, HELPER, CANCEL, FRAME_MAX, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
+import { RING, MASK, W, R, HELPER, CANCEL, FRAME_MAX, F_PAD, F_DATA, F_END, F_ERROR, F_OVER, BELL, READY } from './fetch-sync-layout.mjs';
 
 const encoder = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -48,9 +52,12 @@ async function run({ id, url, method, headers, body, buffer }) {
       await put(out, F_ERROR, encoder.encode(failureLines({ kind: 'NetHttpWasm::FetchError', detail: REDIRECTED })));
       return;
     }
-    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)));
+    const framed = framing(method, res.status, res.headers);
+    const chunked = framed === CHUNKED;
+    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)), chunked);
     if (!(await put(out, F_DATA, head))) return;
-    if (res.body && method !== 'HEAD') {
+    let left = typeof framed === 'number' ? framed : Infinity;
+    if (res.body && left > 0) {
       const reader = res.body.getReader();
       for (;;) {
         let r;
@@ -61,10 +68,15 @@ async function run({ id, url, method, headers, body, buffer }) {
           return;
         }
         if (r.done) break;
-        if (r.value.length && !(await put(out, F_DATA, r.value))) return;
+        if (!r.value.length) continue;
+        if (!chunked) left -= r.value.length;
+        if (!(await put(out, F_DATA, chunked ? chunkFrame(r.value) : r.value))) return;
       }
     }
-    await put(out, F_END, EMPTY);
+    if (chunked && !(await put(out, F_DATA, CHUNK_END))) return;
+    // (a body shorter than its length, if a browser hands one over, ends
+    // the connection: Ruby reads the short body as natively)
+    await put(out, chunked || left <= 0 ? F_OVER : F_END, EMPTY);
   } finally {
     jobs.delete(id);
     aborter.abort();

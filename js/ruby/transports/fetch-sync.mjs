@@ -25,7 +25,7 @@ import { readFailureLines } from '../constants.mjs';
 import { Pending } from '../pending.mjs';
 import { RequestBytes, requestFields, requestBody, origin } from './fetch-map.mjs';
 import { xhrSyncTransport } from './xhr-sync.mjs';
-import { RING, MASK, W, R, HELPER, CANCEL, F_PAD, F_DATA, F_END, F_ERROR, BELL, READY } from './fetch-sync-layout.mjs';
+import { RING, MASK, W, R, HELPER, CANCEL, F_PAD, F_DATA, F_END, F_ERROR, F_OVER, BELL, READY } from './fetch-sync-layout.mjs';
 
 const HELPER_URL = new URL('./fetch-sync-worker.mjs', import.meta.url);
 const utf8 = new TextDecoder();
@@ -59,7 +59,7 @@ class StreamConn extends Conn {
 
   write(bytes) {
     if (this.closed) return false;
-    if (this.ring) return true; // (one request a connection: what follows is never sent)
+    if (this.ring) return true; // (one request at a time: what follows before its response is over is never sent)
     const req = this.pending.push(bytes);
     if (!req) return true;
     this.pending = null;
@@ -105,6 +105,12 @@ class StreamConn extends Conn {
       this.advance(5 + n);
       if (type !== F_DATA) {
         this.release(true);
+        // a response its head framed: the connection takes the next request
+        if (type === F_OVER) {
+          this.ring = null;
+          this.taken = 0;
+          this.pending = new RequestBytes();
+        }
         return;
       }
     }
