@@ -53,7 +53,7 @@ function decodedBody(encoding) {
 }
 
 // How the head Ruby reads frames the body of a response (fetch-async.mjs,
-// xhr-sync.mjs): a length (0: no body; a Content-Length the browser did not
+// xhr-sync.mjs, fetch-sync-worker.mjs): a length (0: no body; a Content-Length the browser did not
 // decode away), CHUNKED (the server sent it chunked, which the browser
 // undid: the body is chunked again, each piece the browser gives one chunk,
 // with body-stream.mjs's chunkFrame and CHUNK_END), or BY_END (the stream's
