@@ -55,11 +55,17 @@ class StreamConn extends Conn {
     this.id = 0;
     this.taken = 0; // bytes of the ring read (R)
     this.held = false; // paused: Ruby has conn.mjs's high water to read
+    this.queued = null; // a next request written before the response's last frame was taken
   }
 
   write(bytes) {
     if (this.closed) return false;
-    if (this.ring) return true; // (one request at a time: what follows before its response is over is never sent)
+    // (the response read to its end, its last frame not taken yet: the next
+    // request goes once it is)
+    if (this.ring) {
+      (this.queued ||= []).push(bytes.slice());
+      return true;
+    }
     const req = this.pending.push(bytes);
     if (!req) return true;
     this.pending = null;
@@ -110,7 +116,10 @@ class StreamConn extends Conn {
           this.ring = null;
           this.taken = 0;
           this.pending = new RequestBytes();
-        }
+          const queued = this.queued;
+          this.queued = null;
+          if (queued) for (const b of queued) this.write(b);
+        } else this.queued = null;
         return;
       }
     }
