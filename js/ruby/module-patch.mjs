@@ -14,7 +14,8 @@
 //   mmap    for MAP_ANONYMOUS, zeroes only the part of the mapping below the
 //           memory's size before its malloc: memory that this malloc grew is
 //           fresh from memory.grow, zero, and malloc writes its chunk
-//           headers outside the block it returns
+//           headers outside the block it returns; a MAP_STACK mapping (the
+//           fiber pool's) not at all
 //   growth  dlmalloc's granularity, 64 KiB → 4 MiB: malloc grows the memory
 //           by at least 4 MiB at a time. V8 may follow every growth of a
 //           wasm memory with a full garbage collection (each new buffer
@@ -74,7 +75,7 @@ export function patchRubyWasm(bytes, { mmap: withMmap = true, growth: withGrowth
     const [malloc, pread] = mmap.calls;
     if (malloc >= nImports && pread >= nImports && sameType(typeOf(malloc), [I32], [I32]) && sameType(typeOf(pread), [I32, I32, I32, I64], [I32])) {
       const body = mmapBody(malloc, pread, mmap.errno);
-      if (body.length <= mmap.body.size) {
+      if (body.length < mmap.body.size) { // (and the final end)
         fill(buf, mmap.body, body);
         out.mmap = true;
       }
@@ -185,6 +186,7 @@ const MEMSET_FILL = [
 // instructions as canon() writes them
 const MMAP_SHA256 = ['744ee1583fb361f7f107861471f4e4e4fba02e10d479d3ca4484ac0bdc812b49'];
 const MMAP_FLAGS_MASK = 1327360; // the MAP_ flags it refuses, besides MAP_FIXED
+const MAP_STACK = 0x20000;
 const FENCE = 1 << 16; // reserveBeside's fence between its block and the top chunk
 
 // Reads mmap's instructions: call targets and errno's address (an i32.const
@@ -242,9 +244,15 @@ function matchMmap(buf, b) {
 // mmap(addr, length, prot, flags, fd, offset), as wasi-libc's (same checks,
 // same errno values, same header before the block), except that an
 // anonymous mapping is zeroed only below the memory's size before malloc
-// (local 6) when malloc grew the memory. Locals: 0 addr (then the header,
-// then the block), 1 length, 2 prot, 3 flags, 4 fd, 5 offset.
-function mmapBody(malloc, pread, errno) {
+// (local 6) when malloc grew the memory, and not at all for MAP_STACK:
+// Ruby's fiber pool maps its stacks so, and hands a stack back out with
+// what the last fiber left in it (for WASI its stack_free does nothing;
+// natively MADV_FREE keeps the pages as they were until the kernel takes
+// them): so the pages a fiber never reaches are never written. Locals: 0 addr (then the header, then the block), 1 length,
+// 2 prot, 3 flags, 4 fd, 5 offset. (Exported for its tests: the body of a
+// function of type (i32, i32, i32, i32, i32, i64) → i32, without the final
+// end, calling malloc and pread by those indices, errno at that address.)
+export function mmapBody(malloc, pread, errno) {
   const E = [0x41, ...slebBytes(errno)];
   return [
     0x01, 0x01, I32, // local 6: the memory's size (pages) before malloc
@@ -268,9 +276,9 @@ function mmapBody(malloc, pread, errno) {
     0x20, 0x06, 0x41, 0x10, 0x74, 0x20, 0x00, 0x6b, 0x22, 0x02,
     0x20, 0x01, 0x20, 0x02, 0x20, 0x01, 0x49, 0x1b,
     0x20, 0x01, 0x3f, 0x00, 0x20, 0x06, 0x47, 0x1b,
+    0x20, 0x03, 0x41, ...slebBytes(MAP_STACK), 0x71, 0x45, 0x6c, // none for a stack
     0xfc, 0x0b, 0x00,
-    0x20, 0x00, 0x0f,
-    0x0b,
+    0x05,
     // a file's contents: pread until length bytes are read or the file ends
     0x20, 0x00, 0x21, 0x02,
     0x03, 0x40, // loop
@@ -286,6 +294,7 @@ function mmapBody(malloc, pread, errno) {
     0x20, 0x03, 0xad, 0x20, 0x05, 0x7c, 0x21, 0x05,
     0x0b,
     0x20, 0x01, 0x0d, 0x00,
+    0x0b,
     0x0b,
     0x20, 0x00, 0x0f,
     0x0b,

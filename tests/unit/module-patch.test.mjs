@@ -8,7 +8,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { patchRubyWasm } from '../../js/ruby/node.mjs';
-import { sha256 } from '../../js/ruby/wasm-binary.mjs';
+import { mmapBody } from '../../js/ruby/module-patch.mjs';
+import { sha256, lebBytes } from '../../js/ruby/wasm-binary.mjs';
 
 const require = createRequire(import.meta.url);
 const VERSIONS = ['3.2', '3.3', '3.4', '4.0', 'head'];
@@ -125,6 +126,106 @@ test('bytes that are not a known ruby.wasm build are left as they are', () => {
   const before = Buffer.from(bent);
   assert.deepEqual(patchRubyWasm(bent), { memset: false, mmap: false, growth: false });
   assert.ok(bent.equals(before));
+});
+
+// A module of the patched mmap alone: malloc and pread are the host's
+// (imports 0 and 1), errno at ERRNO of the imported memory.
+const ERRNO = 16;
+function mmapModule(host) {
+  const vec = (items) => [...lebBytes(items.length), ...items.flat()];
+  const section = (id, bytes) => [id, ...lebBytes(bytes.length), ...bytes];
+  const name = (s) => vec([...Buffer.from(s)]);
+  const I32 = 0x7f;
+  const I64 = 0x7e;
+  const code = [...mmapBody(0, 1, ERRNO), 0x0b];
+  const bytes = Uint8Array.from([
+    0, 0x61, 0x73, 0x6d, 1, 0, 0, 0,
+    ...section(1, vec([[0x60, 1, I32, 1, I32], [0x60, 4, I32, I32, I32, I64, 1, I32], [0x60, 6, I32, I32, I32, I32, I32, I64, 1, I32]])),
+    ...section(2, vec([[...name('h'), ...name('malloc'), 0, 0], [...name('h'), ...name('pread'), 0, 1], [...name('h'), ...name('memory'), 2, 0, 1]])),
+    ...section(3, vec([[2]])),
+    ...section(7, vec([[...name('mmap'), 0, 2]])),
+    ...section(10, vec([[...lebBytes(code.length), ...code]])),
+  ]);
+  return new WebAssembly.Instance(new WebAssembly.Module(bytes), { h: host }).exports.mmap;
+}
+
+test("the patched mmap: wasi-libc's checks, header and errors; an anonymous mapping zeroed where the memory held bytes before, a MAP_STACK one left as it is", () => {
+  const PAGE = 65536;
+  const MAP_PRIVATE = 2;
+  const MAP_ANONYMOUS = 0x20;
+  const MAP_STACK = 0x20000;
+  const PROT_RW = 3;
+  const memory = new WebAssembly.Memory({ initial: 2 });
+  let next = 1024; // malloc's answer; a growth by `grow` pages first
+  let grow = 0;
+  const reads = [];
+  const mmap = mmapModule({
+    memory,
+    malloc(n) {
+      if (grow) memory.grow(grow);
+      const p = next;
+      next += n;
+      return p;
+    },
+    pread(fd, dst, n, offset) {
+      reads.push([fd, n, offset]);
+      const m = Math.min(n, 100);
+      new Uint8Array(memory.buffer, dst, m).fill(fd);
+      return m;
+    },
+  });
+  const mem = () => new Uint8Array(memory.buffer);
+  const dirty = () => mem().fill(0xaa, 1024, 2 * PAGE);
+  const header = (block) => {
+    const v = new DataView(memory.buffer, block - 24, 24);
+    return { prot: v.getInt32(0, true), flags: v.getInt32(4, true), offset: v.getBigInt64(8, true), length: v.getInt32(16, true) };
+  };
+
+  // anonymous, over bytes malloc had handed out before: all zeroed
+  dirty();
+  let block = mmap(0, 4000, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0n);
+  assert.equal(block, 1024 + 24);
+  assert.deepEqual(header(block), { prot: PROT_RW, flags: MAP_PRIVATE | MAP_ANONYMOUS, offset: 0n, length: 4000 });
+  assert.ok(mem().subarray(block, block + 4000).every((b) => b === 0));
+  assert.equal(mem()[block + 4000], 0xaa);
+
+  // MAP_STACK: the same header, the bytes left as they were
+  next = 1024;
+  dirty();
+  block = mmap(0, 4000, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0n);
+  assert.equal(block, 1024 + 24);
+  assert.deepEqual(header(block), { prot: PROT_RW, flags: MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, offset: 0n, length: 4000 });
+  assert.ok(mem().subarray(block, block + 4000).every((b) => b === 0xaa));
+
+  // malloc grew the memory: zeroed up to the old end (past it, the memory
+  // is fresh from the growth)
+  next = 2 * PAGE - 1000;
+  grow = 1;
+  dirty();
+  block = mmap(0, 5000, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0n);
+  grow = 0;
+  assert.equal(memory.buffer.byteLength, 3 * PAGE);
+  assert.ok(mem().subarray(block, 2 * PAGE).every((b) => b === 0));
+
+  // a file: pread until the length is read, at the offsets asked
+  next = 1024;
+  block = mmap(0, 250, 1, MAP_PRIVATE, 7, 40n);
+  assert.deepEqual(reads, [[7, 250, 40n], [7, 150, 140n], [7, 50, 240n]]);
+  assert.ok(mem().subarray(block, block + 250).every((b) => b === 7));
+
+  // refused: EINVAL (28) for MAP_FIXED, no MAP_PRIVATE/MAP_SHARED, PROT_NONE,
+  // PROT_EXEC, a length of 0; ENOMEM (48) when malloc has nothing
+  const errno = () => new DataView(memory.buffer).getInt32(ERRNO, true);
+  for (const [prot, flags, length] of [[PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS | 0x10, 10], [PROT_RW, MAP_ANONYMOUS, 10], [0, MAP_PRIVATE | MAP_ANONYMOUS, 10], [7, MAP_PRIVATE | MAP_ANONYMOUS, 10], [PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS, 0]]) {
+    new DataView(memory.buffer).setInt32(ERRNO, 0, true);
+    assert.equal(mmap(0, length, prot, flags, -1, 0n), -1, `prot ${prot} flags ${flags} length ${length}`);
+    assert.equal(errno(), 28);
+  }
+  next = 0;
+  assert.equal(mmap(0, 10, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0n), -1);
+  assert.equal(errno(), 48);
+  assert.equal(mmap(0, -8, PROT_RW, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0n), -1); // length + header overflows
+  assert.equal(errno(), 48);
 });
 
 test('sha256 agrees with node:crypto', () => {
