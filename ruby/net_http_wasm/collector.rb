@@ -26,9 +26,17 @@
 module NetHttpWasm
   module Collector
     # Objects allocated, at least, between two collections of
-    # collect_if_due; and the malloc'd bytes that make one due sooner.
+    # collect_if_due; and the malloc'd bytes that make one due sooner:
+    # MALLOC, and FIBER more for each fiber of a scheduler alive, what a
+    # fiber holds of malloc'd memory in ruby.wasm (its struct with
+    # Asyncify's buffers: Fiber.new 74 KiB and its first resume 49 KiB
+    # more, ruby.wasm 2.10's 3.4 and 4.0), which no collection frees while
+    # the fiber is alive. (With MALLOC alone, 500 threads started at once
+    # made a collection due every 130 threads, each collection marking
+    # every fiber's stacks.)
     EVERY = 100_000
     MALLOC = 16 << 20
+    FIBER = 128 << 10
 
     @holds = 0 # holds in force
     @off = false # whether the first hold turned the collector off
@@ -69,11 +77,13 @@ module NetHttpWasm
       end
 
       # Whether enough has been allocated since the last collection (or
-      # since it is held) for one.
-      def due?
+      # since it is held) for one, with `fibers` of a scheduler alive.
+      def due?(fibers = 0)
         n = GC.stat(:total_allocated_objects)
         @due ||= n + EVERY
-        n >= @due || GC.stat(:malloc_increase_bytes) >= MALLOC
+        return true if n >= @due
+
+        GC.stat(:malloc_increase_bytes) >= MALLOC + fibers * FIBER
       end
 
       # A collection, in the current fiber (the caller knows it safe).

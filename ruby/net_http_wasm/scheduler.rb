@@ -257,7 +257,7 @@ module NetHttpWasm
     # waiting for the host may hold objects where the collector does not
     # look (collector.rb).
     def collect_if_due
-      return unless @holding && Collector.held? && !@fibers.empty? && Collector.due?
+      return unless @holding && Collector.held? && !@fibers.empty? && Collector.due?(@fibers.size)
       return if owns?(Fiber.current) || !@switched_out.safe? || !Collector.parked_safe?
 
       Collector.collect

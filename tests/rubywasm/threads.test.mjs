@@ -173,6 +173,47 @@ describe('the collector runs while threads live', { timeout: 600000 }, () => {
   }
 });
 
+// What many threads hold while they live (each fiber's struct, ~123 KiB of
+// malloc'd memory in ruby.wasm) makes no collection due by itself: 400
+// threads started at once made three, each marking every fiber's stacks.
+// Garbage the program makes meanwhile still is collected.
+const MANY_ALIVE = `
+  out = {}
+  GC.start
+  g = GC.count
+  ts = Array.new(400) { Thread.new { sleep 0.05 } }
+  Thread.pass
+  out[:collections_at_start] = GC.count - g
+  ts.each(&:join)
+  ts = Array.new(400) { Thread.new { sleep 0.5 } }
+  Thread.pass
+  g = GC.count
+  96.times { "x" * (1 << 20); Thread.pass }
+  out[:collected_meanwhile] = GC.count > g
+  ts.each(&:join)
+  out.inspect`;
+
+describe('many threads alive at once', { timeout: 600000 }, () => {
+  for (const version of VERSIONS) {
+    for (const [transport, blocking] of [['waiting transport', false], ['blocking transport', true]]) {
+      test(`ruby.wasm ${version}, ${transport}: 400 threads start with no collection${blocking ? '' : "; the program's garbage meanwhile is collected"}`, async () => {
+        const vm = await workerVM({ ruby: version, blocking });
+        try {
+          // (with the blocking transport the program's own passes collect
+          // only once a sleeping thread is due: whether that falls within
+          // the loop depends on the machine's speed)
+          const out = await vm.run(MANY_ALIVE, !blocking);
+          if (blocking) assert.match(out, /^\{collections_at_start: 0, collected_meanwhile: (true|false)\}$/);
+          else assert.equal(out, '{collections_at_start: 0, collected_meanwhile: true}');
+          assert.equal(await vm.run('[Thread.list.size, GC.disable, GC.enable].inspect', !blocking), '[1, false, true]');
+        } finally {
+          await vm.close();
+        }
+      });
+    }
+  }
+});
+
 // Ruby < 3.4 names a C frame's method but not its class ("times"): such a
 // frame is judged by every C method of that name Ruby has (the verdicts
 // above on 3.2 and 3.3 rest on it; here on any version, by name).
