@@ -8,14 +8,18 @@
 //                                        [--against DIR] [--clients blocking,waiting,on,off]
 //
 // Scenarios (µs per request, median of the passes; clients interleaved,
-// warmed up by whole passes for --warmup-ms each):
+// each warmed up by whole passes for --warmup-ms, and then until a pass is
+// no faster than the fastest before it by 5% (V8 is then done optimizing
+// ruby.wasm's hot code; on 2 CPUs that takes thousands of requests), for
+// 10 × --warmup-ms at most):
 //   ka        GET of 2 KiB, kept alive (Net::HTTP.start { N.times { request } })
 //   nc        GET of 2 KiB, a new connection per request
 //   ka-tls    ka over TLS          nc-tls   nc over TLS
 //   chunked   GET of 64 KiB sent chunked (1 KiB chunks), kept alive
 //   1mib      GET of 1 MiB, kept alive (also as MB/s)
-// Clients: native MRI (Debian's ruby, its own net/http); ruby.wasm 4.0 with
-// installNetHttp, blocking and waiting transports, codec on and off;
+// Clients: native MRI (Debian's ruby, its own net/http); ruby.wasm 4.0 made
+// by createRubyVM (as README's first example), blocking and waiting
+// transports, codec on and off;
 // node:http (an agent with keepAlive for kept-alive scenarios, none for nc).
 // Also the server's CPU time per request for each client (a client that is
 // slower between its writes wakes the server more often: each wake costs it
@@ -27,7 +31,7 @@
 // MRI and ruby.wasm, codec on and off, and the whole kept-alive request over
 // a socket that answers at once (the client's own cost per request).
 // --against DIR: each ruby.wasm client (and the byte work) also runs with
-// the bridge of another checkout (DIR/js/ruby/node.mjs, e.g. an older
+// the createRubyVM of another checkout (DIR/js/ruby/node.mjs, e.g. an older
 // commit's `git archive`), interleaved with this one's: before/after figures
 // from one run.
 // --clients: only the ruby.wasm clients whose name has all of these words
@@ -40,9 +44,9 @@ import fs, { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
 import { dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { installNetHttp } from '../js/ruby/node.mjs';
+import { createRubyVM } from '../js/ruby/node.mjs';
 import { getDefaultCodec } from '../js/core.mjs';
-import { bootVM, rb } from '../tests/support/rubywasm.mjs';
+import { rb } from '../tests/support/rubywasm.mjs';
 import { options } from './options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -226,15 +230,8 @@ function nativeClient() {
   };
 }
 
-// What createRubyVM gives malloc up front (its `reserve`): without it the
-// wasm memory grows 64 KiB at a time under large bodies, and V8 follows
-// each growth with a full collection.
-const RESERVE = 32 << 20;
-
-async function wasmClient(blocking, codec, install = installNetHttp, label = '') {
-  const vm = await bootVM('4.0');
-  vm.eval(`String.new(capacity: ${RESERVE}).clear; nil`);
-  const handle = install(vm, { blocking, codec });
+async function wasmClient(blocking, codec, make = createRubyVM, label = '') {
+  const { vm, handle } = await make({ blocking, codec, tmp: false });
   await rb(vm, `require 'net/http'\n${RUBY}`);
   return {
     name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}${label}`,
@@ -296,20 +293,15 @@ async function byteWork(mri, other) {
   // interleaved pass by pass
   const vms = [];
   for (const codec of [true, false])
-    for (const [install, label] of other ? [[other, ` (${AGAINST})`], [installNetHttp, '']] : [[installNetHttp, '']]) {
-      const vm = await bootVM('4.0');
-      const handle = install(vm, { codec, transport: async () => memoryTransport() });
+    for (const [make, label] of other ? [[other, ` (${AGAINST})`], [createRubyVM, '']] : [[createRubyVM, '']]) {
+      const { vm, handle } = await make({ codec, tmp: false, transport: async () => memoryTransport() });
       await rb(vm, `require 'net/http'\n${RUBY}`);
       vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, bytes: [], whole: [] });
     }
   const run = async (x) => String(await rb(x.vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048).join(',')`)).split(',').map(Number);
   // as for the clients: V8 tiers ruby.wasm's hot functions up during the
   // first seconds of a run
-  for (const x of vms) {
-    const t0 = performance.now();
-    do await run(x);
-    while (performance.now() - t0 < WARMUP_MS);
-  }
+  for (const x of vms) await warmUp(async () => (await run(x))[0]);
   for (let pass = 0; pass < PASSES; pass++)
     for (const x of pass % 2 ? [...vms].reverse() : vms) {
       const [whole, bytes] = await run(x);
@@ -323,6 +315,19 @@ async function byteWork(mri, other) {
     await x.handle.uninstall();
   }
   return rows;
+}
+
+// Runs pass() (its value: µs per request) for WARMUP_MS, then until a pass
+// is no faster than 0.95 × the fastest before it, for 10 × WARMUP_MS at most.
+async function warmUp(pass) {
+  const t0 = performance.now();
+  let best = Infinity;
+  while (true) {
+    const us = await pass();
+    const elapsed = performance.now() - t0;
+    if (elapsed >= 10 * WARMUP_MS || (elapsed >= WARMUP_MS && us >= 0.95 * best)) return;
+    best = Math.min(best, us);
+  }
 }
 
 // ---- the breakdown of a ruby.wasm request ----
@@ -460,7 +465,7 @@ async function main() {
   const clients = [];
   const mri = nativeClient();
   if (mri) clients.push(mri);
-  const other = AGAINST ? (await import(pathToFileURL(`${AGAINST}/js/ruby/node.mjs`).href)).installNetHttp : null;
+  const other = AGAINST ? (await import(pathToFileURL(`${AGAINST}/js/ruby/node.mjs`).href)).createRubyVM : null;
   for (const blocking of [true, false])
     for (const codec of [true, false]) {
       const words = [blocking ? 'blocking' : 'waiting', codec ? 'on' : 'off'];
@@ -475,11 +480,7 @@ async function main() {
     // warm-up: whole passes each for WARMUP_MS at least (V8 tiers
     // ruby.wasm's functions up as they run: the first seconds of a large-body
     // scenario are an order of magnitude slower than the rest)
-    for (const cl of clients) {
-      const t0 = performance.now();
-      do await cl.run(srv, s);
-      while (performance.now() - t0 < WARMUP_MS);
-    }
+    for (const cl of clients) await warmUp(async () => (await cl.run(srv, s))[0]);
     for (let pass = 0; pass < PASSES; pass++) {
       const order = pass % 2 ? [...clients].reverse() : clients;
       for (const cl of order) {
