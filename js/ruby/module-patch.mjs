@@ -248,10 +248,11 @@ function matchMmap(buf, b) {
 // Ruby's fiber pool maps its stacks so, and hands a stack back out with
 // what the last fiber left in it (for WASI its stack_free does nothing;
 // natively MADV_FREE keeps the pages as they were until the kernel takes
-// them): so the pages a fiber never reaches are never written. Locals: 0 addr (then the header, then the block), 1 length,
-// 2 prot, 3 flags, 4 fd, 5 offset. (Exported for its tests: the body of a
-// function of type (i32, i32, i32, i32, i32, i64) → i32, without the final
-// end, calling malloc and pread by those indices, errno at that address.)
+// them): so the pages a fiber never reaches are never written. Locals:
+// 0 addr (then the header, then the block), 1 length, 2 prot, 3 flags,
+// 4 fd, 5 offset. (Exported for its tests: the body of a function of type
+// (i32, i32, i32, i32, i32, i64) → i32, without the final end, calling
+// malloc and pread by those indices, errno at that address.)
 export function mmapBody(malloc, pread, errno) {
   const E = [0x41, ...slebBytes(errno)];
   return [
