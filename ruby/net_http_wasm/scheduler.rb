@@ -465,15 +465,20 @@ module NetHttpWasm
       end
       ready = @ready
       @ready = []
+      resumed = false
       ready.each do |fiber, value, n|
         if fiber.is_a?(Integer)
           @results[fiber] = value if @results.key?(fiber)
         elsif fiber.alive? && (n.nil? || @waiting[fiber] == n)
           # (n: the wait it was woken from; a second wake of that wait is dropped)
           fiber.resume(value)
+          resumed = true
           collect_if_due
         end
       end
+      # (a turn that resumed nothing, as the program's Thread.pass while
+      # every thread sleeps: its allocations are looked at too)
+      collect_if_due unless resumed
       run_interrupt(:main)
     ensure
       collect_again
