@@ -125,6 +125,15 @@ export { patchRubyWasm };
  * an Error of code 'ERR_RUBY_VM_DEAD' (js/ruby/vm-guard.mjs).
  */
 export async function createRubyVM(options = {}) {
+  const release = holdEventLoop();
+  try {
+    return await makeRubyVM(options);
+  } finally {
+    release();
+  }
+}
+
+async function makeRubyVM(options) {
   const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, tierUpTasks = TIER_UP_TASKS, lazyZeroing = true, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
@@ -212,6 +221,20 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
       rmSync(base, { recursive: true, force: true });
     },
   };
+}
+
+// While createRubyVM awaits what V8 settles from a task of its own
+// (WebAssembly.compile), nothing may keep Node's event loop alive: Node then
+// runs that task, and the program's code after it (the caller's first
+// requests included), from its drain step, which ends by waiting for every
+// background task of V8; the first wait on the loop after that (a socket's
+// connect, its response) then lasts until V8 has optimized the hot functions
+// ruby.wasm ran so far (1-2 s of a fresh process on 2 CPUs). A timer held
+// meanwhile keeps the loop alive: the task, and the code after it, run from
+// the loop. Returns what releases it.
+function holdEventLoop() {
+  const timer = setInterval(() => {}, 1 << 30);
+  return () => clearInterval(timer);
 }
 
 // createRubyVM's default reserve, and what it adds for the boot of the

@@ -309,6 +309,31 @@ test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU 
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }, ['--wasm-num-compilation-tasks=2']), []);
 });
 
+test("createRubyVM keeps Node's event loop alive while it awaits V8: a program with nothing else on the loop goes on from the loop, not from Node's drain step", () => {
+  // Node runs a task V8 settles (WebAssembly.compile's) with nothing on
+  // the loop from its drain step, which ends by waiting for every background
+  // task of V8 (in a fresh process, the optimizing of ruby.wasm: the first
+  // response then came 1-2 s late); a promise that V8 settles by a delayed
+  // task of its own, once the loop is empty, is never settled: the process
+  // exits with the top-level await unsettled (13). Here the compile is
+  // followed by such a wait.
+  const code = `
+    const { createRubyVM } = await import(${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)});
+    const compile = WebAssembly.compile;
+    const cell = new Int32Array(new SharedArrayBuffer(4));
+    WebAssembly.compile = async (...args) => {
+      const module = await compile.apply(WebAssembly, args);
+      await Atomics.waitAsync(cell, 0, 0, 20).value;
+      return module;
+    };
+    const { vm, dispose } = await createRubyVM({ tmp: false });
+    console.log(vm.eval("require 'net/http'; Net::HTTP.name").toString());
+    await dispose();`;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000 });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'Net::HTTP\n');
+});
+
 test('tierUp: false: a VM of baseline code only makes requests as any other; a bad value is an error', async () => {
   await assert.rejects(createRubyVM({ tierUp: 'no' }), { message: 'createRubyVM: tierUp must be true or false, not no' });
   const http = await import('node:http');
