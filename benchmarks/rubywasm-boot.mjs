@@ -28,6 +28,8 @@
 //   then, the same Ruby in every client: the first request (a new
 //   connection), the first 100 kept-alive requests, 300 more (warm-up),
 //   1,000 kept-alive, 200 new connections, each a GET of 2 KiB.
+//   exit           the process's last output → its end (it ends as a
+//                  program does, when nothing is left to do)
 // --against DIR: the ruby.wasm clients also run with another checkout's
 // bridge (DIR/js/ruby/node.mjs, e.g. an older commit's `git archive` with
 // node_modules linked), interleaved with this one's: before/after in one run.
@@ -225,16 +227,27 @@ async function workload(vm, spec, start, out) {
 
 // ---- the parent ----
 
+// A child's result: one line of JSON, its last output but for V8's traces
+// of the collections made while it ends.
+const RESULT = /(^|\n)\{"marks":.*\n/;
+
 function runChild(args, input) {
   return new Promise((resolvePromise, reject) => {
     const p = spawn(args[0], args.slice(1), { stdio: ['pipe', 'pipe', 'inherit'] });
     let text = '';
-    p.stdout.on('data', (d) => (text += d));
+    let doneAt = null; // when its result came (its last line but --trace-gc's)
+    p.stdout.on('data', (d) => {
+      text += d;
+      if (doneAt == null && RESULT.test(text)) doneAt = now();
+    });
     p.on('error', reject);
     p.on('close', (code) => {
+      const exitMs = now() - doneAt;
       if (code !== 0) return reject(new Error(`${args.slice(0, 2).join(' ')}… exited with ${code}: ${text}`));
-      const lines = text.trim().split('\n');
-      const r = JSON.parse(lines.pop());
+      const all = text.trim().split('\n');
+      const at = all.findIndex((l) => l.startsWith('{"marks":'));
+      const r = JSON.parse(all[at]);
+      const lines = all.slice(0, at);
       // --trace-gc's lines: V8's full collections until ready to request
       // (each growth of a large wasm memory may cost one)
       const full = lines.map((l) => /(\d+) ms: Mark-Compact .*?MB, ([\d.]+) \//.exec(l)).filter(Boolean);
@@ -244,6 +257,7 @@ function runChild(args, input) {
         r.marks.gcMs = before.reduce((x, m) => x + Number(m[2]), 0);
         r.marks.gcsAfter = full.length - before.length;
       }
+      r.marks.exitMs = exitMs;
       resolvePromise(r);
     });
     if (input) p.stdin.end(input);
@@ -350,6 +364,7 @@ function report(clients, runs, passes, out) {
     ["  the VM's linear memory, MiB", (r) => r.marks.memory],
     ...STEPS.map((s, i) => [s.label, (r) => (s.unit === 'ms' ? r.steps[i] : (r.steps[i] / s.n) * 1000)]),
     ["V8's full GCs during the requests", (r) => r.marks.gcsAfter],
+    ['process exit after its last output, ms', (r) => r.marks.exitMs],
   ];
   const base = clients[0].name;
   const lines = [];
@@ -380,6 +395,10 @@ function report(clients, runs, passes, out) {
   }
 }
 
+// (a child ends as a program does, when nothing is left to do: Node then
+// waits for V8's background work, ruby.wasm's optimizing included)
 if (opt.child) await child(JSON.parse(opt.child));
-else await main();
-process.exit(0);
+else {
+  await main();
+  process.exit(0);
+}
