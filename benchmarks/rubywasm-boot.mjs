@@ -246,6 +246,7 @@ function runChild(args, input) {
       if (code !== 0) return reject(new Error(`${args.slice(0, 2).join(' ')}… exited with ${code}: ${text}`));
       const all = text.trim().split('\n');
       const at = all.findIndex((l) => l.startsWith('{"marks":'));
+      if (at < 0) return reject(new Error(`${args.slice(0, 2).join(' ')}… gave no result: ${text}`));
       const r = JSON.parse(all[at]);
       const lines = all.slice(0, at);
       // --trace-gc's lines: V8's full collections until ready to request

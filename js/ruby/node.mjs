@@ -224,8 +224,8 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
 }
 
 // While createRubyVM awaits what V8 settles from a task of its own
-// (WebAssembly.compile), nothing may keep Node's event loop alive: Node then
-// runs that task, and the program's code after it (the caller's first
+// (WebAssembly.compile), there may be nothing else on Node's event loop: Node
+// then runs that task, and the program's code after it (the caller's first
 // requests included), from its drain step, which ends by waiting for every
 // background task of V8; the first wait on the loop after that (a socket's
 // connect, its response) then lasts until V8 has optimized the hot functions
