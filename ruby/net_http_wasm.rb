@@ -101,6 +101,20 @@ module NetHttpWasm
   end
   JS.promise_scheduler.singleton_class.prepend(ProgramAwait)
 
+  # The promise of one vm.evalAsync (__eval_async), as ruby.wasm's
+  # JS.__async settles it: through the bridge the code was taken from, with
+  # the value or the exception as JS::Object.wrap makes them JS values
+  # (RbValues on the JS side).
+  EvalFuture = Struct.new(:bridge, :token) do
+    def resolve(value)
+      bridge.call('evalSettled', token, 1, value)
+    end
+
+    def reject(error)
+      bridge.call('evalSettled', token, 0, error)
+    end
+  end
+
   class << self
     attr_reader :bridge, :profile, :transport
 
@@ -145,6 +159,18 @@ module NetHttpWasm
     def __wake
       settled = Lines::Settled.read(@bridge[:settled].to_s)
       @waiters.delete(settled.token)&.transfer(settled_value(settled))
+      nil
+    end
+
+    # vm.evalAsync (js/ruby/rubywasm-internals.mjs, evaluator): the code the
+    # bridge holds (lines.evaluation) run by ruby.wasm's own code for it
+    # (JS.__eval_async_rb: a fiber of JS.__async, Kernel.eval at the top
+    # level), given a String and an EvalFuture rather than the JS values
+    # ruby.wasm's evalAsync makes for the code and the promise, which the VM
+    # keeps for good. No arguments, as __wake.
+    def __eval_async
+      e = Lines::Evaluation.read(@bridge[:evaluation].to_s)
+      JS.__send__(:__eval_async_rb, e.code, EvalFuture.new(@bridge, e.token))
       nil
     end
 

@@ -185,6 +185,13 @@ export const lines = {
       ['value', 'rest', "the call's reply"],
     ],
   },
+  evaluation: {
+    doc: 'vm.evalAsync\'s code, as the bridge holds it for NetHttpWasm.__eval_async (js/ruby/rubywasm-internals.mjs evaluator)',
+    fields: [
+      ['token', 'int', 'the evaluation, as evalSettled names it'],
+      ['code', 'rest', 'the Ruby code'],
+    ],
+  },
   listening: {
     doc: "listen's reply: the listening socket",
     fields: [
@@ -289,6 +296,7 @@ export const calls = {
   collect: { args: ['promise', 'token'], reply: 'nothing: the value is noted for takeSettled' },
   outcome: { args: ['promise', 'token'], reply: 'a promise of 1 once the promise (any of the program\'s: JS::Object#await) fulfils, 0 once it rejects; its value is kept for outcomeValue' },
   outcomeValue: { args: ['token'], reply: 'the value (or the reason) outcome kept for token, as a JS value, let go of here; undefined if it has not settled' },
+  evalSettled: { args: ['token', 'ok', 'value'], reply: 'nothing: vm.evalAsync\'s promise of evaluation token settles, with value (ok 1: the code\'s value, 0: its exception; an RbValue)' },
   takeSettled: { args: [], reply: '"token\\nvalue" of what settled, joined by "\\0"' },
   headroom: { args: [], reply: '0 (malloc is given room at once if the memory has grown: a fiber of the scheduler starts)' },
   whenSettled: { args: ['ms'], reply: 'a promise of 1 (something settled) or 0 (ms passed)' },

@@ -7,7 +7,7 @@ import { PROFILES } from '../schema.mjs';
 import { rubySources } from './source.mjs';
 import { fetchTransport } from './transports/fetch-async.mjs';
 import { streamTransport } from './transports/stream.mjs';
-import { waker } from './rubywasm-internals.mjs';
+import { waker, evaluator } from './rubywasm-internals.mjs';
 import { guardVM } from './vm-guard.mjs';
 import { headroom } from './headroom.mjs';
 
@@ -79,6 +79,9 @@ export function install(vm, options, host) {
   const mod = vm.eval('NetHttpWasm');
   wake = waker(vm, mod);
   mod.call('__install', vm.wrap(bridge), vm.wrap(config));
+  // vm.evalAsync through this bridge, keeping nothing in the VM
+  // (rubywasm-internals.mjs evaluator)
+  guard.useEvalAsync((original) => evaluator(vm, mod, bridge, original));
   return {
     bridge,
     uninstall() {

@@ -29,7 +29,8 @@ const guards = new WeakMap();
  * browser, is guarded alike. A VM already guarded keeps its guard, which then
  * watches `bridge` too. Returns { dead() → the error once the VM died, else
  * null; watch(bridge): watch that bridge too; die(cause) → marks the VM dead
- * (for calls into it made elsewhere, e.g. evalJspi), the error }.
+ * (for calls into it made elsewhere, e.g. evalJspi), the error;
+ * useEvalAsync(make): vm.evalAsync runs make(ruby.wasm's)'s function }.
  */
 export function guardVM(vm, bridge = null) {
   const known = guards.get(vm);
@@ -78,8 +79,14 @@ export function guardVM(vm, bridge = null) {
     }
   }
 
-  const evalAsync = vm.evalAsync;
-  if (typeof evalAsync === 'function') {
+  // (a fault is the VM's death: a trap, the call stack exhausted, a call
+  // refused because the VM is dead)
+  const fault = (e) => !(e instanceof Error) || e instanceof WebAssembly.RuntimeError || e instanceof RangeError || isDeadVMError(e);
+
+  // ruby.wasm's evalAsync, or what useEvalAsync put in its place
+  const original = vm.evalAsync;
+  let evalAsync = original;
+  if (typeof original === 'function') {
     vm.evalAsync = (code) => {
       if (dead) return Promise.reject(dead);
       return new Promise((resolve, reject) => {
@@ -92,7 +99,7 @@ export function guardVM(vm, bridge = null) {
         try {
           p = evalAsync.call(vm, code);
         } catch (e) {
-          settle(reject)(dead || e);
+          settle(reject)(dead || (evalAsync !== original && fault(e) ? die(e) : e));
           return;
         }
         p.then(settle(resolve), (e) => settle(reject)(dead || e));
@@ -101,7 +108,6 @@ export function guardVM(vm, bridge = null) {
   }
 
   // (a Ruby exception in the woken fiber is the waker's Error, as before)
-  const fault = (e) => !(e instanceof Error) || e instanceof WebAssembly.RuntimeError || e instanceof RangeError || isDeadVMError(e);
   const watch = (b) => {
     if (!b || bridges.has(b)) return;
     bridges.add(b);
@@ -121,7 +127,14 @@ export function guardVM(vm, bridge = null) {
   };
   watch(bridge);
 
-  const guard = { dead: () => dead, watch, die };
+  // make(original) → a function to run vm.evalAsync's code with in place
+  // of ruby.wasm's (which it may call), or null to keep ruby.wasm's
+  const useEvalAsync = (make) => {
+    const f = typeof original === 'function' ? make(original) : null;
+    if (f) evalAsync = f;
+  };
+
+  const guard = { dead: () => dead, watch, die, useEvalAsync };
   guards.set(vm, guard);
   return guard;
 }

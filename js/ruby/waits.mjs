@@ -18,6 +18,14 @@ export class Waits {
     this.onSettled = null;
     this.pendings = new Map(); // token → Pending (a blocking transport under the scheduler)
     this.outcomes = new Map(); // token → { value } (JS::Object#await: outcome)
+    this.evaluation = ''; // lines.evaluation: vm.evalAsync's code, for NetHttpWasm.__eval_async
+    this.onEvalSettled = null; // (token, ok, value): rubywasm-internals.mjs evaluator's
+  }
+
+  // Ruby: vm.evalAsync's evaluation `token` is over (NetHttpWasm::EvalFuture):
+  // ok 1 with the code's value, 0 with its exception (RbValues).
+  evalSettled(token, ok, value) {
+    if (this.onEvalSettled) this.onEvalSettled(token, ok, value);
   }
 
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --

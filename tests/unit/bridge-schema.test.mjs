@@ -158,6 +158,11 @@ const SAMPLES = {
     { token: 3, failed: false, value: '' },
     { token: 5, failed: true, value: 'ReferenceError: setImmediate is not defined' },
   ],
+  evaluation: [
+    { token: 1, code: 'nil' },
+    { token: 42, code: "require 'net/http'\nNet::HTTP.get(URI('http://127.0.0.1:8080/'))\n" },
+    { token: 3, code: '' },
+  ],
 };
 const cap = (s) => s[0].toUpperCase() + s.slice(1);
 const snake = (s) => s.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
