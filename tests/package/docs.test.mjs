@@ -17,7 +17,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { extname, join, normalize } from 'node:path';
 import { installPackage } from '../support/installed.mjs';
 import { skip as noChromium, launchChromium, newLoggedPage } from '../support/chromium.mjs';
@@ -121,16 +122,17 @@ const scripts = JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).
 async function runBlock(b) {
   const file = join(pkg.dir, `block-${++n}`);
   let r;
-  if (b.lang === 'js') {
-    writeFileSync(`${file}.mjs`, b.code);
-    r = await pkg.run('node', [`${file}.mjs`]);
-  } else if (b.lang === 'ruby') {
-    writeFileSync(`${file}.rb`, b.code);
-    writeFileSync(`${file}.mjs`, `import { readFileSync } from 'node:fs';
-import { createRubyVM } from 'net-http-wasm/ruby';
-const { vm, dispose } = await createRubyVM();
-try { await vm.evalAsync(readFileSync(${JSON.stringify(`${file}.rb`)}, 'utf8') + '\\n$stdout.flush'); } finally { await dispose(); }\n`);
-    r = await pkg.run('node', [`${file}.mjs`]);
+  let left = [];
+  if (b.lang === 'js' || b.lang === 'ruby') {
+    // a temporary folder of the block's own (TMPDIR): what the block leaves
+    // there, a reader who runs it leaves in theirs
+    const tmp = mkdtempSync(join(tmpdir(), 'nhw-docs-tmp-'));
+    try {
+      r = await runNode(b, file, { ...process.env, TMPDIR: tmp });
+      left = readdirSync(tmp);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   } else {
     // npm install lines install the packed package (its name stands for the tarball)
     const lines = b.code.split('\n').map((l) => {
@@ -144,6 +146,22 @@ try { await vm.evalAsync(readFileSync(${JSON.stringify(`${file}.rb`)}, 'utf8') +
   }
   assert.equal(r.status, 0, `exit ${r.status} ${r.signal || ''}\n${r.stdout}\n${r.stderr}`);
   if (b.output !== undefined) assert.equal(r.stdout.replaceAll('\r\n', '\n').trimEnd(), b.output.trimEnd());
+  assert.deepEqual(left, [], 'what the block left in its temporary folder');
+}
+
+// A js block as an ES module, a ruby block in a VM of createRubyVM's.
+function runNode(b, file, env) {
+  if (b.lang === 'js') {
+    writeFileSync(`${file}.mjs`, b.code);
+    return pkg.run('node', [`${file}.mjs`], { env });
+  } else {
+    writeFileSync(`${file}.rb`, b.code);
+    writeFileSync(`${file}.mjs`, `import { readFileSync } from 'node:fs';
+import { createRubyVM } from 'net-http-wasm/ruby';
+const { vm, dispose } = await createRubyVM();
+try { await vm.evalAsync(readFileSync(${JSON.stringify(`${file}.rb`)}, 'utf8') + '\\n$stdout.flush'); } finally { await dispose(); }\n`);
+    return pkg.run('node', [`${file}.mjs`], { env });
+  }
 }
 
 // a developer's command: the npm script or the file it runs exists
