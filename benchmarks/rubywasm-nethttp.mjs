@@ -231,12 +231,13 @@ function nativeClient() {
 }
 
 async function wasmClient(blocking, codec, make = createRubyVM, label = '') {
-  const { vm, handle } = await make({ blocking, codec, tmp: false });
+  const { vm, handle, dispose } = await make({ blocking, codec, tmp: false });
   await rb(vm, `require 'net/http'\n${RUBY}`);
   return {
     name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}${label}`,
     vm,
     handle,
+    dispose,
     async run(srv, s) {
       return (await rb(vm, `nhw_run(${rubyArgs(srv, s)}).join(',')`)).split(',').map(Number);
     },
@@ -294,9 +295,9 @@ async function byteWork(mri, other) {
   const vms = [];
   for (const codec of [true, false])
     for (const [make, label] of other ? [[other, ` (${AGAINST})`], [createRubyVM, '']] : [[createRubyVM, '']]) {
-      const { vm, handle } = await make({ codec, tmp: false, transport: async () => memoryTransport() });
+      const { vm, handle, dispose } = await make({ codec, tmp: false, transport: async () => memoryTransport() });
       await rb(vm, `require 'net/http'\n${RUBY}`);
-      vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, bytes: [], whole: [] });
+      vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, dispose, bytes: [], whole: [] });
     }
   const run = async (x) => String(await rb(x.vm, `nhw_run(80, '/bytes/2048', ${n}, true, false, nil, 2048).join(',')`)).split(',').map(Number);
   // as for the clients: V8 tiers ruby.wasm's hot functions up during the
@@ -312,7 +313,7 @@ async function byteWork(mri, other) {
     rows[x.name] = { bytes: x.bytes, whole: x.whole };
     // where the whole request's time goes (instrumented: a few µs more)
     if (x.name.includes('codec on')) rows[x.name].breakdown = await breakdown({ name: x.name, handle: x.handle, run: () => run(x) }, null, { n });
-    await x.handle.uninstall();
+    await x.dispose();
   }
   return rows;
 }
@@ -498,7 +499,7 @@ async function main() {
   for (const s of SCENARIOS.filter((x) => ['ka', 'nc', '1mib'].includes(x.id)))
     for (const cl of clients.filter((x) => x.handle && x.name.includes('codec on')))
       breakdowns[`${s.id} ${cl.name}`] = await breakdown(cl, srv, s);
-  for (const cl of clients) if (cl.handle) await cl.handle.uninstall();
+  for (const cl of clients) if (cl.dispose) await cl.dispose();
   srv.child.disconnect();
   const bytes = await byteWork(mri, other);
   report(clients, results, breakdowns, bytes);
