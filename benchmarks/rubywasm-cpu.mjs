@@ -1,8 +1,10 @@
 // Ruby that computes, with no network, in a VM made by createRubyVM with
 // its defaults (V8 optimizes ruby.wasm's hot functions, tierUpTasks at a
-// time), with tierUpTasks: null (as many at a time as V8 chooses), and with
-// baseline code only (tierUp: false, which sets --liftoff-only for its
-// process): each pass starts one fresh process per setting, interleaved,
+// time), with tierUpTasks: null (as many at a time as V8 chooses), with
+// tierUpFull: true (on Node 20, the largest functions optimized with V8's
+// full register allocator), and with baseline code only (tierUp: false,
+// which sets --liftoff-only for its process): each pass starts one fresh
+// process per setting, interleaved,
 // and runs every workload R times in it; the first run is a fresh VM's,
 // the best of the others the warm figure.
 //
@@ -58,6 +60,7 @@ WORK.to_h { |k, w| [k, ${RUNS}.times.map { ms(&w) }] }.to_json`;
 const SETTINGS = {
   'defaults': {},
   'tierUpTasks: null': { tierUpTasks: null },
+  'tierUpFull: true': { tierUpFull: true },
   'tierUp: false': { tierUp: false },
 };
 
@@ -84,7 +87,7 @@ const fig = (s, k) => ({
   first: median(results[s].map((r) => r[k][0])),
   warm: median(results[s].map((r) => Math.min(...r[k].slice(1)))),
 });
-console.log(`Ruby that computes in ruby.wasm ${opt.ruby}, createRubyVM's defaults, tierUpTasks: null and tierUp: false — ${new Date().toISOString()}`);
+console.log(`Ruby that computes in ruby.wasm ${opt.ruby}, createRubyVM's defaults, tierUpTasks: null, tierUpFull: true and tierUp: false — ${new Date().toISOString()}`);
 console.log(`machine: ${cpus()[0].model.trim()} (${availableParallelism()} CPUs), Node ${process.version}; ${opt.passes} passes, a fresh process per setting each, ${RUNS} runs of each workload; ms, median of the passes (first: a fresh VM's first run; warm: the best run after it)\n`);
 const cols = Object.keys(SETTINGS);
 console.log(`| workload | ${cols.map((c) => `${c}, first`).join(' | ')} | ${cols.map((c) => `${c}, warm`).join(' | ')} |`);

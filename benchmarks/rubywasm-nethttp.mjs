@@ -6,6 +6,7 @@
 //                                        [--only ka,nc,...] [--warmup-ms 3000]
 //                                        [--out benchmarks/results/rubywasm-nethttp]
 //                                        [--against DIR] [--clients blocking,waiting,on,off]
+//                                        [--vm-options '{"tierUpFull":true}']
 //
 // Scenarios (µs per request, median of the passes; clients interleaved,
 // each warmed up by whole passes for --warmup-ms, and then until a pass is
@@ -36,6 +37,9 @@
 // from one run.
 // --clients: only the ruby.wasm clients whose name has all of these words
 // (blocking / waiting, on / off).
+// --vm-options: more createRubyVM options (JSON) for every ruby.wasm VM of
+// the run; those that set V8 flags set them for the whole process, so a
+// setting is compared with another run, each against MRI.
 import os from 'node:os';
 import http from 'node:http';
 import https from 'node:https';
@@ -50,7 +54,7 @@ import { rb } from '../tests/support/rubywasm.mjs';
 import { options } from './options.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = options(import.meta.url, { valued: ['passes', 'requests', 'only', 'warmup-ms', 'out', 'against', 'clients'], flags: ['quick'] });
+const args = options(import.meta.url, { valued: ['passes', 'requests', 'only', 'warmup-ms', 'out', 'against', 'clients', 'vm-options'], flags: ['quick'] });
 const opt = args.get;
 const quick = args.has('quick');
 const PASSES = Number(opt('passes', quick ? 1 : 5));
@@ -59,6 +63,7 @@ const OUT = opt('out', quick ? null : 'benchmarks/results/rubywasm-nethttp');
 const WARMUP_MS = Number(opt('warmup-ms', quick ? 0 : 3000));
 const AGAINST = opt('against', null);
 const ONLY_CLIENTS = opt('clients', null);
+const VM_OPTIONS = JSON.parse(opt('vm-options', '{}'));
 const SCENARIOS = [
   { id: 'ka', path: '/bytes/2048', n: N, keep: true },
   { id: 'nc', path: '/bytes/2048', n: Math.ceil(N / 4), keep: false },
@@ -231,7 +236,7 @@ function nativeClient() {
 }
 
 async function wasmClient(blocking, codec, make = createRubyVM, label = '') {
-  const { vm, handle, dispose } = await make({ blocking, codec, tmp: false });
+  const { vm, handle, dispose } = await make({ ...VM_OPTIONS, blocking, codec, tmp: false });
   await rb(vm, `require 'net/http'\n${RUBY}`);
   return {
     name: `ruby.wasm 4.0 ${blocking ? 'blocking' : 'waiting'}, codec ${codec ? 'on' : 'off'}${label}`,
@@ -295,7 +300,7 @@ async function byteWork(mri, other) {
   const vms = [];
   for (const codec of [true, false])
     for (const [make, label] of other ? [[other, ` (${AGAINST})`], [createRubyVM, '']] : [[createRubyVM, '']]) {
-      const { vm, handle, dispose } = await make({ codec, tmp: false, transport: async () => memoryTransport() });
+      const { vm, handle, dispose } = await make({ ...VM_OPTIONS, codec, tmp: false, transport: async () => memoryTransport() });
       await rb(vm, `require 'net/http'\n${RUBY}`);
       vms.push({ name: `ruby.wasm 4.0, codec ${codec ? 'on' : 'off'}${label}`, vm, handle, dispose, bytes: [], whole: [] });
     }
@@ -496,7 +501,7 @@ async function main() {
     process.stderr.write(`${s.id} done\n`);
   }
   const breakdowns = {};
-  for (const s of SCENARIOS.filter((x) => ['ka', 'nc', '1mib'].includes(x.id)))
+  for (const s of SCENARIOS.filter((x) => ['ka', 'nc', 'ka-tls', '1mib'].includes(x.id)))
     for (const cl of clients.filter((x) => x.handle && x.name.includes('codec on')))
       breakdowns[`${s.id} ${cl.name}`] = await breakdown(cl, srv, s);
   for (const cl of clients) if (cl.dispose) await cl.dispose();
@@ -512,11 +517,12 @@ function report(clients, results, breakdowns, bytes) {
   const base = clients[0].name;
   const lines = [];
   lines.push(`Net::HTTP in ruby.wasm 4.0 vs native MRI and node:http — ${date}`);
-  lines.push(`machine: ${machine}; ${PASSES} passes, median µs per request (min–max), ratio to ${base}`);
+  const vmOptions = Object.keys(VM_OPTIONS).length ? `; createRubyVM options ${JSON.stringify(VM_OPTIONS)}` : '';
+  lines.push(`machine: ${machine}; ${PASSES} passes, median µs per request (min–max), ratio to ${base}${vmOptions}`);
   lines.push('');
   lines.push(`| scenario | ${clients.map((c) => c.name).join(' | ')} |`);
   lines.push(`|---|${clients.map(() => '---:').join('|')}|`);
-  const json = { date, machine, passes: PASSES, requests: N, scenarios: {} };
+  const json = { date, machine, passes: PASSES, requests: N, vmOptions: VM_OPTIONS, scenarios: {} };
   for (const s of SCENARIOS) {
     const row = [];
     const b = median(results[s.id][base].us);

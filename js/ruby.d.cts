@@ -156,6 +156,8 @@ export interface CreateRubyVMOptions extends InstallOptions {
   tierUp?: boolean;
   /** how many functions V8 optimizes at once in background threads (--wasm-num-compilation-tasks, process-wide), or null: V8's own number. Default: one fewer than the CPUs where there are 4 or fewer (so that Ruby's thread keeps a CPU while V8 optimizes ruby.wasm), else null */
   tierUpTasks?: number | null;
+  /** true: on Node 20 (V8 11), V8 optimizes ruby.wasm's largest functions (the interpreter's loop among them) with its full register allocator (--no-turbo-use-mid-tier-regalloc-for-huge-functions, process-wide): once warm, a kept-alive request ~20% faster and object-heavy Ruby 1.1-1.6x, at the cost of ~8 s more background optimizing, up to ~260 MB while a function compiles, and a program's end may wait seconds for it. false (default): V8's choice. No effect on later V8s, which optimize them fully already */
+  tierUpFull?: boolean;
   /** true (default): the module's memset and mmap are patched before it is compiled (patchRubyWasm): memory fresh from memory.grow is not zeroed again, so a fresh VM does not write the ~256 MiB that Ruby 3.4+ maps at boot, and malloc grows the memory 4 MiB at a time; false: the module as it is (a compiled module passed as ruby is used as it is) */
   lazyZeroing?: boolean;
 }

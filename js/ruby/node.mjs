@@ -111,6 +111,17 @@ export { patchRubyWasm };
  *            own while V8 optimizes ruby.wasm, most of a fresh VM's first
  *            seconds), else null. Unchanged where the process was started
  *            with --wasm-num-compilation-tasks; Node only.
+ *   tierUpFull  true: on Node 20 (V8 11), V8 optimizes ruby.wasm's largest
+ *            functions (the interpreter's loop, Prism's parser) as it does
+ *            the others, with its full register allocator
+ *            (--no-turbo-use-mid-tier-regalloc-for-huge-functions, for the
+ *            whole process): once warm, Ruby that runs in the interpreter's
+ *            loop runs up to twice as fast; but optimizing those few
+ *            functions then takes ~8 s more of a background thread, up to
+ *            ~260 MB while one compiles, and a program's end may wait
+ *            seconds for it. For a long-running process. false (default):
+ *            V8's own choice. Later V8s (Node 22 and later, Bun, Deno) have
+ *            no such fallback: they optimize those functions fully already.
  *   lazyZeroing  true (default): the module's memset and mmap are patched
  *            before it is compiled (patchRubyWasm, module-patch.mjs): memory
  *            fresh from memory.grow is not zeroed again, so the boot does not
@@ -134,12 +145,14 @@ export async function createRubyVM(options = {}) {
 }
 
 async function makeRubyVM(options) {
-  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, tierUpTasks = TIER_UP_TASKS, lazyZeroing = true, ...netHttp } = options;
+  const { ruby = '4.0', gems = [], mounts = {}, tmp = true, env = false, rubygems = 'lazy', reserve = RESERVE, incrementalMarking = !OLD_V8, tierUp = true, tierUpTasks = TIER_UP_TASKS, tierUpFull = false, lazyZeroing = true, ...netHttp } = options;
   if (typeof incrementalMarking !== 'boolean') throw new TypeError(`createRubyVM: incrementalMarking must be true or false, not ${String(incrementalMarking)}`);
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
+  if (typeof tierUpFull !== 'boolean') throw new TypeError(`createRubyVM: tierUpFull must be true or false, not ${String(tierUpFull)}`);
   if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   await setTierUpTasks(tierUpTasks);
+  if (tierUpFull && MID_TIER_FOR_HUGE) (await import('node:v8')).setFlagsFromString('--no-turbo-use-mid-tier-regalloc-for-huge-functions');
   if (!tierUp && !process.versions.bun && !process.versions.deno) (await import('node:v8')).setFlagsFromString('--liftoff-only');
   const { WASI } = await quietWasi();
   const require = createRequire(import.meta.url);
@@ -272,6 +285,12 @@ async function setTierUpTasks(n) {
 // Node 20 (V8 11.3) or 22 (V8 12.4); not Bun or Deno (which report a Node
 // version too).
 const OLD_V8 = !process.versions.bun && !process.versions.deno && Number(process.versions.node.split('.')[0]) < 24;
+
+// V8 11 (Node 20) compiles a function too large for its full register
+// allocator's limit with a cheaper one (its mid-tier allocator), whose code
+// for ruby.wasm's interpreter loop runs slower than the baseline code
+// (tierUpFull); V8 12 and later have no such fallback.
+const MID_TIER_FOR_HUGE = !process.versions.bun && !process.versions.deno && Number(process.versions.v8.split('.')[0]) < 12;
 
 // The path of an optional peer package's file, or an error naming the package.
 function installed(require, file, pkg) {

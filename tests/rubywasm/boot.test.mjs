@@ -277,9 +277,12 @@ test('lazyZeroing (default): malloc grows the memory 4 MiB at a time, where the 
   assert.ok(stock.length > 2 * patched.length && stock.some((n) => n < 4 * MiB), `stock module's growths (MiB): ${stock.map((n) => n / MiB).join(' ')}`);
 });
 
-test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU (4 CPUs or fewer), as given, or as V8 would; the command line\'s choice kept; a bad value is an error', async () => {
+test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU (4 CPUs or fewer), as given, or as V8 would; the command line\'s choice kept; tierUpFull: the full register allocator for huge functions where V8 has a fallback (V8 11); a bad value is an error', async () => {
   for (const bad of [0, 1.5, '2', 129]) {
     await assert.rejects(createRubyVM({ tierUpTasks: bad }), { message: `createRubyVM: tierUpTasks must be null or an integer from 1 to 128, not ${bad}` });
+  }
+  for (const bad of [1, 'yes', null]) {
+    await assert.rejects(createRubyVM({ tierUpFull: bad }), { message: `createRubyVM: tierUpFull must be true or false, not ${bad}` });
   }
   // each in a fresh process: the V8 flags createRubyVM sets, and some Ruby run
   const flagsSet = (options, nodeArgs = []) => {
@@ -294,7 +297,7 @@ test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU 
       const { vm, dispose } = await createRubyVM(${JSON.stringify(options)});
       const v = vm.eval("require 'net/http'; [1, 2].sum").toString();
       await dispose();
-      console.log(JSON.stringify({ v, set: set.filter((f) => f.includes('compilation')) }));`;
+      console.log(JSON.stringify({ v, set: set.filter((f) => f.includes('compilation') || f.includes('regalloc')) }));`;
     const r = spawnSync(process.execPath, [...nodeArgs, '--no-warnings', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000 });
     assert.equal(r.status, 0, r.stderr);
     const out = JSON.parse(r.stdout);
@@ -307,6 +310,10 @@ test('tierUpTasks: V8 optimizes no more functions at once than leave Ruby a CPU 
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }), ['--wasm-num-compilation-tasks=3']);
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: null }), []);
   assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: 3 }, ['--wasm-num-compilation-tasks=2']), []);
+  // (V8 11 is Node 20's; Node 22's V8 12.4 has no such fallback, nor the flag)
+  const v8Major = Number(process.versions.v8.split('.')[0]);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: null, tierUpFull: true }), v8Major < 12 ? ['--no-turbo-use-mid-tier-regalloc-for-huge-functions'] : []);
+  assert.deepEqual(flagsSet({ tmp: false, tierUpTasks: null, tierUpFull: false }), []);
 });
 
 test("createRubyVM keeps Node's event loop alive while it awaits V8: a program with nothing else on the loop goes on from the loop, not from Node's drain step", () => {
