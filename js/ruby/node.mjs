@@ -112,7 +112,8 @@ export { patchRubyWasm };
  *            seconds), else null. Unchanged where the process was started
  *            with --wasm-num-compilation-tasks; Node only.
  *   tierUpFull  true: on Node 20 (V8 11), V8 optimizes ruby.wasm's largest
- *            functions (the interpreter's loop, Prism's parser) as it does
+ *            functions (the interpreter's loop, Prism's parser and compiler,
+ *            the regular-expression matcher) as it does
  *            the others, with its full register allocator
  *            (--no-turbo-use-mid-tier-regalloc-for-huge-functions, for the
  *            whole process): once warm, Ruby that runs in the interpreter's
