@@ -40,11 +40,12 @@ export class Conn {
     this.eof = false;
     this.error = null; // [class, message] of a socket error
     this.closed = false;
-    this.waiter = null; // called on every arrival (async transports)
+    this.waiter = null; // waiter(flushed): on every arrival, and each write the OS took (async transports)
     this.arrivals = 0; // counts arrivals (blocking transports restart read timeouts on each)
+    this.flushes = 0; // counts writes the OS took (and restart waits for room)
     this.paused = false;
     this.unsent = 0; // bytes written and not yet taken by the OS (see Bridge#write)
-    this.lastActivity = performance.now(); // the last arrival
+    this.lastActivity = performance.now(); // the last arrival or flush
     // Ruby's String that body bytes go to straight from the parser while a
     // bridge call waits for them (Bridge#body): { at, end } addresses
     this.sink = null;
@@ -59,9 +60,7 @@ export class Conn {
   }
 
   /** The TLS session to resume that the connection last received, DER in base64 ("" if none). */
-  tlsSession() {
-    return this.session;
-  }
+  tlsSession() { return this.session; }
 
   // -- from the transport --
   // (transient: the chunk's memory is reused after the call; the parser
@@ -74,10 +73,11 @@ export class Conn {
     this.wake();
   }
 
-  // n bytes written went to the OS: a writer waiting for room goes on
+  // n bytes written went to the OS: a writer waiting for room goes on (not
+  // an arrival: a wait for data does not restart its clock)
   onFlushed(n) {
     this.unsent -= n;
-    this.wake();
+    this.wake(true);
   }
 
   onEnd() {
@@ -97,13 +97,14 @@ export class Conn {
     this.wake();
   }
 
-  wake() {
-    this.arrivals++;
+  wake(flushed = false) {
+    if (flushed) this.flushes++;
+    else this.arrivals++;
     this.lastActivity = performance.now();
     const w = this.waiter;
     if (w) {
       this.waiter = null;
-      w();
+      w(flushed);
     }
   }
 
@@ -371,9 +372,7 @@ export class Conn {
   // The stream ended, failed, or was closed: nothing more comes.
   ended() { return this.eof || this.error !== null || this.closed; }
 
-  hasRecords() {
-    return this.records.length > 0 || this.closed;
-  }
+  hasRecords() { return this.records.length > 0 || this.closed; }
 
   close() {
     if (this.closed) return;

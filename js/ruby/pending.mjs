@@ -5,16 +5,17 @@
 // then polls every Pending (Bridge#idle). The clock is block()'s:
 // `ready()` holds → done with true; `ms` milliseconds pass with nothing
 // arriving on `conn` → done with false (each arrival restarts the clock
-// unless `once`; ms null: no limit).
+// unless `once`, and for a wait for `room` each write the OS took too; ms
+// null: no limit).
 export class Pending {
   constructor(conn, ready, ms, once = false, room = false) {
     this.conn = conn;
     this.ready = ready;
     this.limit = ms == null ? Infinity : ms;
     this.deadline = performance.now() + this.limit;
-    this.seen = conn ? conn.arrivals : 0;
     this.once = once;
     this.room = room; // a wait for room to write: the I/O thread must report writes
+    this.seen = this.events();
     this.steps = [];
   }
 
@@ -24,12 +25,18 @@ export class Pending {
     return this;
   }
 
+  // What restarts the clock, counted.
+  events() {
+    const c = this.conn;
+    return !c ? 0 : this.room ? c.arrivals + c.flushes : c.arrivals;
+  }
+
   // The value when the wait is over, else undefined.
   poll(now) {
     let ok = true;
     if (!this.ready()) {
-      if (this.conn && !this.once && this.conn.arrivals !== this.seen) {
-        this.seen = this.conn.arrivals;
+      if (this.conn && !this.once && this.events() !== this.seen) {
+        this.seen = this.events();
         this.deadline = now + this.limit;
       }
       if (now < this.deadline) return undefined;

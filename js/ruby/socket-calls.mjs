@@ -80,7 +80,7 @@ export class SocketCalls extends Waits {
     const ms = timeoutMs == null || timeoutMs < 0 ? null : timeoutMs;
     const ready = () => conn.unsent < UNSENT_MAX || conn.closed || conn.eof || !!conn.error;
     if (this.blocking) return then(this.transport.blockForRoom(conn, ready, ms), (ok) => (ok ? 1 : 0));
-    return waitFor(conn, ready, ms).then((ok) => (ok ? 1 : 0));
+    return waitFor(conn, ready, ms, false, true).then((ok) => (ok ? 1 : 0));
   }
 
   // read_nonblock.

@@ -181,9 +181,10 @@ function whenSettled(promise, f) {
 // Resolves with true when ready() holds, or false when ms milliseconds pass
 // with nothing arriving (each arrival restarts the clock, as BufferedIO's
 // read_timeout applies to each wait for data; `once`: the clock does not
-// restart, as IO#wait_readable's timeout). The timer is armed only when
-// there is nothing to read.
-export function waitFor(conn, ready, ms, once = false) {
+// restart, as IO#wait_readable's timeout; `room`: a wait for room to write,
+// whose clock each write the OS took restarts too, as each write(2) does
+// write_timeout's). The timer is armed only when there is nothing to read.
+export function waitFor(conn, ready, ms, once = false, room = false) {
   if (ready()) return Promise.resolve(true);
   return new Promise((resolve) => {
     let timer = null;
@@ -198,13 +199,13 @@ export function waitFor(conn, ready, ms, once = false) {
         resolve(false);
       }, ms);
     };
-    const waiter = () => {
+    const waiter = (flushed) => {
       if (ready()) {
         if (timer) clearTimeout(timer);
         resolve(true);
       } else {
         conn.waiter = waiter;
-        arm();
+        if (!flushed || room) arm();
       }
     };
     conn.waiter = waiter;
