@@ -53,13 +53,15 @@ export class Bridge extends SocketCalls {
 
   // NetHttpWasm::Socket.open: lines.open (schema/bridge.mjs), or "!" and
   // lines.failure; a Promise of it from a waiting transport (unless it
-  // could answer at once). `local` (lines.local) is the end to bind the
-  // connection to (Net::HTTP#local_host / local_port); `upgrade` true: TLS
-  // will start over the connection (starttls: HTTPS through a proxy).
+  // could answer at once). `tlsJson`: the TLS settings (NetHttpWasm.tls_params;
+  // '' or null: a plain connection); `local` (lines.local) is the end to
+  // bind the connection to (Net::HTTP#local_host / local_port; '' or null:
+  // any); `upgrade` true: TLS will start over the connection (starttls:
+  // HTTPS through a proxy).
   open(host, port, tlsJson, timeoutMs, local, upgrade) {
     let tls = null;
     try {
-      if (tlsJson != null) tls = readTlsSettings(tlsJson);
+      if (tlsJson != null && tlsJson !== '') tls = readTlsSettings(tlsJson);
     } catch (e) {
       return this.refuse(failureLines({ kind: 'ArgumentError', detail: e.message }));
     }
@@ -70,7 +72,7 @@ export class Bridge extends SocketCalls {
       timeoutMs: timeoutMs == null || timeoutMs < 0 ? null : Number(timeoutMs),
       upgrade: !!upgrade,
     };
-    if (local != null) {
+    if (local != null && local !== '') {
       const end = readLocalLines(local);
       if (end.host) spec.localAddress = end.host;
       if (end.port) spec.localPort = end.port;

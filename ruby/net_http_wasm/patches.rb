@@ -1,7 +1,8 @@
 # frozen_string_literal: true
 #
 # Net/http's own code, patched at exactly three seams (and Net::HTTP#connect,
-# and Net::HTTP.start's search for its options' writers).
+# Net::HTTP.start's search for its options' writers, and three steps of every
+# request that make calls dear in ruby.wasm: DearCalls below).
 
 module NetHttpWasm
   # Net::HTTP#connect: the host opens the connection.
@@ -137,9 +138,21 @@ module NetHttpWasm
       http = new(address, port, p_addr, p_port, p_user, p_pass)
       http.ipaddr = opt[:ipaddr] if opt[:ipaddr]
       opt = { verify_mode: OpenSSL::SSL::VERIFY_PEER }.update(opt) if opt[:use_ssl]
+      # (loops, not blocks given to C methods: see DearCalls)
       keys = {}
-      opt.each_key { |key| keys[:"#{key}="] = key if Symbol === key && key.match?(WRITER) }
-      (http.methods & keys.keys).each { |writer| http.__send__(writer, opt[keys[writer]]) }
+      names = opt.keys
+      i = 0
+      while i < names.size
+        key = names[i]
+        keys[:"#{key}="] = key if Symbol === key && key.match?(WRITER)
+        i += 1
+      end
+      writers = http.methods & keys.keys
+      i = 0
+      while i < writers.size
+        http.__send__(writers[i], opt[keys[writers[i]]])
+        i += 1
+      end
       http.start(&block)
     end
   end
@@ -262,5 +275,91 @@ module NetHttpWasm
       @dest << str
       self
     end
+  end
+
+  # Three steps of every request through net/http's own code make C calls
+  # that run a block or guard one with setjmp, which ruby.wasm emulates by
+  # unwinding the whole C stack and rewinding it (wasm/setjmp.c, Asyncify):
+  # a few microseconds each, where MRI pays nanoseconds. The same steps, as
+  # net/http takes them (the same in net-http 0.4.1 to 0.9.1), without
+  # those calls; anything out of the ordinary goes to net/http's own code.
+  module DearCalls
+    CLOSE = /(?:\A|,)\s*close\s*(?:\z|,)/i
+    KEEP_ALIVE = /(?:\A|,)\s*keep-alive\s*(?:\z|,)/i
+    MAX_KEY = defined?(Net::HTTPHeader::MAX_KEY_LENGTH) ? Net::HTTPHeader::MAX_KEY_LENGTH : nil
+    MAX_FIELD = defined?(Net::HTTPHeader::MAX_FIELD_LENGTH) ? Net::HTTPHeader::MAX_FIELD_LENGTH : nil
+
+    # Net::HTTPHeader: net/http's use Enumerable#grep with a block
+    # (`&.grep(token) { return true }`); Array#any? with the pattern tests
+    # the same values with the same Regexp#===.
+    module Header
+      # net/http's own methods, which these replace
+      NET_HTTP = %i[connection_close? connection_keep_alive? initialize_http_header].to_h { |m| [m, Net::HTTPHeader.instance_method(m)] }.freeze
+
+      def connection_close?
+        (v = @header['connection']) && v.any?(CLOSE) ||
+          (v = @header['proxy-connection']) && v.any?(CLOSE) || false
+      end
+
+      def connection_keep_alive?
+        (v = @header['connection']) && v.any?(KEEP_ALIVE) ||
+          (v = @header['proxy-connection']) && v.any?(KEEP_ALIVE) || false
+      end
+
+      # net/http's walks the Hash with Hash#each (a setjmp for the walk and
+      # one for each pair). Here: none (a response's), or a plain Hash of String values, stripped,
+      # within net/http's lengths and with no CR/LF, and no $VERBOSE (whose
+      # warnings name a caller by counting frames): the same @header;
+      # anything else (nil values, other values, a value or name too long,
+      # CR/LF, a Hash subclass) is net/http's own, which raises or warns.
+      def initialize_http_header(initheader)
+        unless initheader
+          @header = {}
+          return
+        end
+        return NET_HTTP[:initialize_http_header].bind_call(self, initheader) if $VERBOSE || !initheader.instance_of?(Hash)
+        header = {}
+        keys = initheader.keys
+        values = initheader.values
+        i = 0
+        n = keys.size
+        while i < n
+          key = keys[i]
+          value = values[i]
+          i += 1
+          ok = String === value && (String === key || Symbol === key)
+          value = value.strip if ok
+          ok &&= value.count("\r\n") == 0 && !(MAX_KEY && key.to_s.bytesize > MAX_KEY) && !(MAX_FIELD && value.bytesize > MAX_FIELD)
+          return NET_HTTP[:initialize_http_header].bind_call(self, initheader) unless ok
+          header[key.downcase.to_s] = [value]
+        end
+        @header = header
+        initheader
+      end
+    end
+    # (replaced, not wrapped by a prepended module, as #connect)
+    Header.instance_methods(false).each { |m| Net::HTTPHeader.send(:define_method, m, Header.instance_method(m)) }
+
+    # Net::HTTP#transport_request reads the response inside
+    # `catch(:response)` (Kernel#catch: a setjmp, and one more for its
+    # block), for the `throw :response` of
+    # Net::HTTPGenericRequest#wait_for_continue, which net/http makes only
+    # when the socket has a continue_timeout. Without one, the block runs as
+    # it is; a throw of :response from elsewhere still ends it with its
+    # value (UncaughtThrowError, rescued here).
+    module HTTPCatch
+      private
+
+      def catch(tag = Object.new)
+        return super unless tag == :response && Net::BufferedIO === (s = @socket) && !s.continue_timeout
+        begin
+          yield tag
+        rescue UncaughtThrowError => e
+          raise unless e.tag == :response
+          e.value
+        end
+      end
+    end
+    Net::HTTP.prepend(HTTPCatch)
   end
 end

@@ -14,8 +14,9 @@ module NetHttpWasm
       NetHttpWasm.c_str(host)
       NetHttpWasm.c_str(local_host)
       bridge = NetHttpWasm.bridge
-      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : nil
-      r = NetHttpWasm.call_wait_or_now('open', host.to_s, port.to_i, tls, NetHttpWasm.ms(open_timeout), local, upgrade).to_s
+      # ('' for none: a nil argument is made a JS value by Ruby code of the js gem's)
+      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : ''
+      r = NetHttpWasm.call_wait_or_now('open', host.to_s, port.to_i, tls || '', NetHttpWasm.ms(open_timeout), local, upgrade).to_s
       raise_open_error(Lines::Failure.read(r[1..]), host, port) if r.start_with?('!')
       o = Lines::Open.read(r)
       s = new(bridge, o.id, o.family, o.address, o.port, host, port)

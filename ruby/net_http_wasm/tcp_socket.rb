@@ -1105,8 +1105,8 @@ module NetHttpWasm
         raise errno(Errno::EHOSTUNREACH, "connect(2) for #{host.dump} port #{port} " \
           '(net-http-wasm: a browser has no raw sockets; use Net::HTTP, which goes through fetch())')
       end
-      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : nil
-      r = call_wait_or_now('open', host, port, nil, ms(timeout), local, true).to_s
+      local = local_host || local_port ? Lines::Local.new(local_host.to_s, local_port.to_i).to_s : ''
+      r = call_wait_or_now('open', host, port, '', ms(timeout), local, true).to_s
       unless r.start_with?('!')
         o = Lines::Open.read(r)
         return Socket.new(@bridge, o.id, o.family, o.address, o.port, host, port)
