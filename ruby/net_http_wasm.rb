@@ -33,8 +33,9 @@
 # Bytes cross to JS as (address, length) of a String's bytes in the VM's
 # memory ([str].pack('p')), and come back written by JS into a String
 # allocated here: one copy each way, no base64, no per-byte loop. Calls name
-# the bridge's method with a String: given a Symbol, JS::Object#call
-# converts it with Symbol#to_s, a method call of its own each time.
+# the bridge's method, and reads its property, with a String: given a
+# Symbol, JS::Object#call and #[] convert it with Symbol#to_s, Ruby code
+# entered from C (a setjmp: ruby.wasm unwinds its stack for each) every time.
 
 require 'js'
 require 'json'
@@ -157,7 +158,7 @@ module NetHttpWasm
     # (Waits#park, js/ruby/waits.mjs): resumes that fiber with the value. No arguments: the
     # bridge's call passes none (js/ruby/rubywasm-internals.mjs, waker).
     def __wake
-      settled = Lines::Settled.read(@bridge[:settled].to_s)
+      settled = Lines::Settled.read(@bridge['settled'].to_s)
       @waiters.delete(settled.token)&.transfer(settled_value(settled))
       nil
     end
@@ -169,7 +170,7 @@ module NetHttpWasm
     # ruby.wasm's evalAsync makes for the code and the promise, which the VM
     # keeps for good. No arguments, as __wake.
     def __eval_async
-      e = Lines::Evaluation.read(@bridge[:evaluation].to_s)
+      e = Lines::Evaluation.read(@bridge['evaluation'].to_s)
       JS.__send__(:__eval_async_rb, e.code, EvalFuture.new(@bridge, e.token))
       nil
     end
@@ -211,7 +212,7 @@ module NetHttpWasm
       # where Ruby cannot wait (vm.eval), it says so before anything starts
       s = Fiber.scheduler
       if !(s.is_a?(Scheduler) && s.busy?) && (@loop.nil? || Fiber.current.equal?(@loop))
-        await(JS.global[:Promise].call(:resolve))
+        await(JS.global['Promise'].call('resolve'))
       end
       r = @bridge.call(name, *args)
       # (the answers of these calls are never the text of a promise)
