@@ -307,11 +307,12 @@ module NetHttpWasm
       end
 
       # net/http's walks the Hash with Hash#each (a setjmp for the walk and
-      # one for each pair). Here: none (a response's), or a plain Hash of String values, stripped,
-      # within net/http's lengths and with no CR/LF, and no $VERBOSE (whose
-      # warnings name a caller by counting frames): the same @header;
-      # anything else (nil values, other values, a value or name too long,
-      # CR/LF, a Hash subclass) is net/http's own, which raises or warns.
+      # one for each pair). Here: none (a response's), or a plain Hash of
+      # String values, stripped, within net/http's lengths and with no
+      # CR/LF, and no $VERBOSE (whose warnings name a caller by counting
+      # frames): the same @header; anything else (nil values, other values,
+      # a value or name too long, CR/LF, a Hash subclass) is net/http's own,
+      # which raises or warns.
       def initialize_http_header(initheader)
         unless initheader
           @header = {}
@@ -351,11 +352,11 @@ module NetHttpWasm
       private
 
       def catch(tag = Object.new)
-        return super unless tag == :response && Net::BufferedIO === (s = @socket) && !s.continue_timeout
+        return super unless :response.equal?(tag) && Net::BufferedIO === (s = @socket) && !s.continue_timeout
         begin
           yield tag
         rescue UncaughtThrowError => e
-          raise unless e.tag == :response
+          raise unless :response.equal?(e.tag)
           e.value
         end
       end
