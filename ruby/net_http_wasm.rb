@@ -212,7 +212,7 @@ module NetHttpWasm
       # where Ruby cannot wait (vm.eval), it says so before anything starts
       s = Fiber.scheduler
       if !(s.is_a?(Scheduler) && s.busy?) && (@loop.nil? || Fiber.current.equal?(@loop))
-        await(JS.global['Promise'].call('resolve'))
+        await(JS.global[:Promise].call(:resolve))
       end
       r = @bridge.call(name, *args)
       # (the answers of these calls are never the text of a promise)
