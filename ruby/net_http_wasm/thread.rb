@@ -438,14 +438,20 @@ module NetHttpWasm
         self
       end
 
+      # Ruby's own synchronize is a C method that runs its block under
+      # rb_ensure: a setjmp, which ruby.wasm makes by unwinding and
+      # rewinding the whole C stack, and a `return` from the block is a
+      # longjmp through it. The same steps in Ruby (lock, yield, unlock in
+      # an ensure, which raises as Ruby's does if the block left the mutex
+      # unlocked) cost neither.
       def synchronize
-        return super unless Blocking.scheduler && !owned?
+        return super unless block_given?
 
         lock
         begin
           yield
         ensure
-          unlock if owned?
+          unlock
         end
       end
     end
@@ -460,8 +466,9 @@ module NetHttpWasm
       end
       alias_method :mon_enter, :enter
 
+      # (as Mutex#synchronize above: Monitor's is a C method under rb_ensure)
       def synchronize
-        return super unless Blocking.scheduler && !mon_owned?
+        return super unless block_given?
 
         enter
         begin

@@ -1,5 +1,6 @@
 // The steps of net/http that the package makes without the C calls that are
-// dear in ruby.wasm (ruby/net_http_wasm/patches.rb, DearCalls): the same
+// dear in ruby.wasm (ruby/net_http_wasm/patches.rb, DearCalls; and
+// Mutex/Monitor#synchronize, ruby/net_http_wasm/thread.rb): the same
 // results and errors as net/http's own methods of the same VM, the
 // 100-continue response net/http throws still caught, and a kept-alive
 // request that makes none of those calls.
@@ -150,6 +151,18 @@ for (const version of VERSIONS) {
         [bodies, calls]`);
       assert.deepEqual(r[0], ['ok', 'ok', 'ok']);
       assert.deepEqual(r[1], {});
+    });
+
+    test('Mutex#synchronize and Monitor#synchronize run their block with no C method between (the result is Ruby\'s: tests/support/threads/scenarios.mjs)', async () => {
+      const r = await rbJSON(vm, `
+        require 'monitor'
+        m = Mutex.new
+        mon = Monitor.new
+        calls = Hash.new(0)
+        tp = TracePoint.new(:c_call) { |t| calls["#{t.defined_class}##{t.method_id}"] += 1 if t.method_id == :synchronize }
+        got = tp.enable { [m.synchronize { m.owned? }, mon.synchronize { mon.synchronize { mon.mon_owned? } }] }
+        [got, calls, m.locked?, mon.mon_locked?]`);
+      assert.deepEqual(r, [[true, true], {}, false, false]);
     });
 
     test("a response net/http throws (Expect: 100-continue refused) is still the request's answer; so is a throw of :response from elsewhere", async () => {
