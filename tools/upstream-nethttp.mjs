@@ -3,7 +3,7 @@
 // checkout) inside ruby.wasm, against the VM's own net/http, over
 // createRubyVM's waiting (evalAsync) or blocking (vm.eval) transport, with
 // Debian's test-unit and a checkout of test-unit-ruby-core (core_assertions).
-// Nothing of those is copied here: the folders are mounted read-only.
+// Nothing of those is copied here: the folders are mounted (by createRubyVM, which cannot make them read-only).
 import { existsSync, statSync } from 'node:fs';
 import { resolve, join } from 'node:path';
 

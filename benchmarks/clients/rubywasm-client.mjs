@@ -1,22 +1,20 @@
 // A ruby.wasm 4.0 client process of the client benchmark:
-//   node --no-incremental-marking benchmarks/clients/rubywasm-client.mjs NAME
+//   node benchmarks/clients/rubywasm-client.mjs NAME
 // NAME: a Ruby client of clients.rb, net-http-nocodec (net-http with
 // installNetHttp's { codec: false }) or net-http-blocking (net-http with
-// { blocking: true }). The VM is booted once, at setup, and
-// serves every pass.
+// { blocking: true }). The VM is made once, at setup, and serves every pass.
 //
-// The VM is set up as a user would: Net::HTTP from net-http-wasm/ruby (TLS
-// trust through its { tls: { ca } } option), `require 'rubygems'`, the
-// installed gems' lib folders on $LOAD_PATH, and a writable /tmp (open-uri
-// keeps bodies over 10 kB in a Tempfile). node:wasi cannot make a preopened
-// folder read-only, so the VM gets a copy of the gems' folders, not the
-// system's own. A run's lanes are threads of one Ruby program, as in
-// mri-client.rb (net-http-wasm's Thread, on its fiber scheduler).
+// The VM is made as README shows: createRubyVM (TLS trust through its
+// { tls: { ca } } option), with `require 'rubygems'`, the installed gems'
+// folders (its `gems` option, on $LOAD_PATH) and a writable /tmp (open-uri
+// keeps bodies over 10 kB in a Tempfile). It gets a copy of the gems'
+// folders, not the system's own, which a WASI mount would leave writable.
+// A run's lanes are threads of one Ruby program, as in mri-client.rb
+// (net-http-wasm's Thread, on its fiber scheduler).
 import { readFileSync, existsSync, readdirSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, basename } from 'node:path';
-import { installNetHttp } from 'net-http-wasm/ruby';
-import { bootVM } from '../../tests/support/rubywasm.mjs';
+import { createRubyVM } from 'net-http-wasm/ruby';
 import { serve, errorKey } from './worker.mjs';
 
 const CLIENTS_RB = new URL('./clients.rb', import.meta.url);
@@ -60,47 +58,48 @@ const tempDir = (prefix) => {
   return d;
 };
 
-// Copies the lib folders that hold the client's features under one folder;
-// returns it and the folders' names inside the VM (in search order).
-function mountGems(name) {
+// Copies the lib folders that hold the client's features (each with the
+// data/ folder beside it, as addressable's Unicode tables are) under one
+// folder; returns the copies, in search order.
+function copyGems(name) {
   const roots = gemRoots();
   const chosen = [];
   for (const f of FEATURES[name.replace(/-(nocodec|blocking)$/, '')] || []) {
     const root = roots.find((r) => existsSync(join(r, `${f}.rb`)));
     if (root && !chosen.includes(root)) chosen.push(root);
   }
-  if (!chosen.length) return { host: null, paths: [] };
+  if (!chosen.length) return [];
   const host = tempDir('nhw-bench-gems-');
-  const paths = chosen.map((root, i) => {
-    // a gem's data/ beside its lib/ (addressable's Unicode tables) goes with it
+  return chosen.map((root, i) => {
     const data = join(root, '..', 'data');
     if (!(root.endsWith('/lib') && existsSync(data))) {
       cpSync(root, join(host, String(i)), { recursive: true, dereference: true });
-      return `/gems/${i}`;
+      return join(host, String(i));
     }
     cpSync(root, join(host, String(i), 'lib'), { recursive: true, dereference: true });
     cpSync(data, join(host, String(i), 'data'), { recursive: true, dereference: true });
-    return `/gems/${i}/lib`;
+    return join(host, String(i));
   });
-  return { host, paths };
 }
 
 const name = process.argv[2];
 const rubyName = name === 'net-http-nocodec' || name === 'net-http-blocking' ? 'net-http' : name;
 let vm = null;
+let dispose = null;
 
 serve({
   async setup(url, modes, ca) {
-    const gems = mountGems(name);
-    const preopens = { '/tmp': tempDir('nhw-bench-tmp-') };
-    if (gems.host) preopens['/gems'] = gems.host;
-    // the certificate's folder too, named by SSL_CERT_FILE as for MRI (Excon
-    // reads it; Net::HTTP has installNetHttp's { tls: { ca } })
-    if (ca) preopens['/ca'] = dirname(ca);
-    vm = await bootVM('4.0', preopens);
-    installNetHttp(vm, { codec: name !== 'net-http-nocodec', blocking: name === 'net-http-blocking', ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}) });
-    const certFile = ca ? `ENV['SSL_CERT_FILE'] = ${JSON.stringify(`/ca/${basename(ca)}`)}; ` : '';
-    vm.eval(`require 'rubygems'; $LOAD_PATH.unshift(*${JSON.stringify(gems.paths)}); ENV['TMPDIR'] = '/tmp'; ${certFile}nil`);
+    // (the certificate's folder mounted too, named by SSL_CERT_FILE as for
+    // MRI: Excon reads it; Net::HTTP has { tls: { ca } })
+    ({ vm, dispose } = await createRubyVM({
+      gems: copyGems(name),
+      mounts: ca ? { '/ca': dirname(ca) } : {},
+      env: ca ? { SSL_CERT_FILE: `/ca/${basename(ca)}` } : {},
+      rubygems: true,
+      codec: name !== 'net-http-nocodec',
+      blocking: name === 'net-http-blocking',
+      ...(ca ? { tls: { ca: readFileSync(ca, 'utf8') } } : {}),
+    }));
     vm.eval(readFileSync(CLIENTS_RB, 'utf8'));
     const r = await vm.evalAsync(`JSON.generate(ClientBench.setup(${JSON.stringify(rubyName)}, ${JSON.stringify(url)}, ${JSON.stringify(modes)}))`);
     const version = `@ruby/4.0-wasm-wasi ${RUBY_WASM_VERSION}: ${vm.eval('ClientBench.version').toString()}${{ 'net-http-nocodec': ' (codec off)', 'net-http-blocking': ' (blocking transport)' }[name] || ''}`;
@@ -129,5 +128,9 @@ serve({
       r.errors[key] = (r.errors[key] || 0) + missing;
     }
     return r;
+  },
+
+  async close() {
+    if (dispose) await dispose();
   },
 });

@@ -157,7 +157,7 @@ class Worker {
     const js = (file, flags = []) => [process.execPath, [...flags, `${here}${file}`, client.name]];
     const [cmd, args] = {
       node: () => js('node-client.mjs'),
-      rubywasm: () => js('rubywasm-client.mjs', ['--no-incremental-marking']),
+      rubywasm: () => js('rubywasm-client.mjs'),
       mri: () => ['ruby', [`${here}mri-client.rb`, client.name]],
     }[client.runtime]();
     this.log = '';

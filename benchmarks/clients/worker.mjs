@@ -9,7 +9,8 @@
 //     → {"ok":…,"errors":{"message":count},"wallMs":…,"cpuMs":…,"latMs":[…]}
 //
 // A client is { setup(url, modes, ca) → {modes, version}, run(mode, counts, expect) → {ok, errors, latMs} }
-// where counts[i] is how many requests lane i makes one after the other.
+// where counts[i] is how many requests lane i makes one after the other,
+// and optionally close(), awaited once stdin closes, before the process ends.
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { createWriteStream } from 'node:fs';
@@ -88,5 +89,5 @@ export function serve(client) {
       reply({ fatal: errorKey(e) });
     });
   });
-  rl.on('close', () => queue.then(() => out.end(() => process.exit(0))));
+  rl.on('close', () => queue.then(() => client.close?.()).finally(() => out.end(() => process.exit(0))));
 }

@@ -64,7 +64,8 @@ export { patchRubyWasm };
  *   ruby     '4.0' (default), '3.4', '3.3', '3.2' or 'head': the
  *            @ruby/<v>-wasm-wasi package to load; or a compiled
  *            WebAssembly.Module of a ruby.wasm build
- *   gems     host folders to mount read-only at /gems/<name> and add to
+ *   gems     host folders to mount at /gems/<name> (writable: node:wasi
+ *            has no read-only mounts) and add to
  *            $LOAD_PATH (a gem's root: its lib/; any other folder: itself),
  *            e.g. a gem's unpacked source or /usr/lib/ruby/vendor_ruby
  *   mounts   { guestPath: hostPath } more folders, not on $LOAD_PATH
