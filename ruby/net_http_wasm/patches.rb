@@ -307,18 +307,18 @@ module NetHttpWasm
       end
 
       # net/http's walks the Hash with Hash#each (a setjmp for the walk and
-      # one for each pair). Here: none (a response's), or a plain Hash of
-      # String values, stripped, within net/http's lengths and with no
-      # CR/LF, and no $VERBOSE (whose warnings name a caller by counting
-      # frames): the same @header; anything else (nil values, other values,
-      # a value or name too long, CR/LF, a Hash subclass) is net/http's own,
-      # which raises or warns.
+      # one for each pair). Here: none (a response's), or a Hash of String
+      # values, stripped, within net/http's lengths and with no CR/LF, and
+      # no $VERBOSE (whose warnings name a caller by counting frames): the
+      # same @header; anything else (nil values, other values, a value or
+      # name too long, CR/LF, a Hash whose class defines its own each, keys
+      # or values) is net/http's own, which raises or warns.
       def initialize_http_header(initheader)
         unless initheader
           @header = {}
           return
         end
-        return NET_HTTP[:initialize_http_header].bind_call(self, initheader) if $VERBOSE || !initheader.instance_of?(Hash)
+        return NET_HTTP[:initialize_http_header].bind_call(self, initheader) if $VERBOSE || !Header.plain_walk?(initheader)
         header = {}
         keys = initheader.keys
         values = initheader.values
@@ -336,6 +336,14 @@ module NetHttpWasm
         end
         @header = header
         initheader
+      end
+
+      # Whether keys and values give what each would: a Hash (of Hash or of
+      # a subclass, Faraday's headers) whose each, keys and values are
+      # Hash's own, not its class's or its singleton's.
+      def self.plain_walk?(h)
+        Hash === h && h.method(:each).owner.equal?(Hash) && h.method(:keys).owner.equal?(Hash) &&
+          h.method(:values).owner.equal?(Hash)
       end
     end
     # (replaced, not wrapped by a prepended module, as #connect)

@@ -51,6 +51,10 @@ for (const version of VERSIONS) {
         own = NetHttpWasm::DearCalls::Header::NET_HTTP[:initialize_http_header]
         holder = Class.new { include Net::HTTPHeader; attr_reader :header }
         sub = Class.new(Hash)
+        own_each = Class.new(Hash) { def each = yield('from-each', 'v') && self }
+        own_keys = Class.new(Hash) { def keys = ['other'] }
+        single = { 'a' => 'b' }
+        def single.each = yield('from-singleton', 'v') && self
         ident = {}.compare_by_identity
         ident[+'x-a'] = '1'
         ident[+'x-a'] = '2'
@@ -60,7 +64,9 @@ for (const version of VERSIONS) {
           { 'cr' => "a\\rb" }, { 'trail' => "v\\r\\n" }, { 'long' => 'x' * 70_000 }, { ('k' * 2000) => 'v' },
           { :"#{'s' * 2000}" => 'v' }, { 'bad' => "\\xff ".dup.force_encoding('UTF-8') }, { 'utf' => ' ü ' },
           { 'frozen' => 'v'.freeze }, sub[{ 'from' => 'subclass' }], ident,
+          own_each[{ 'a' => 'b' }], own_keys[{ 'a' => 'b' }], single,
         ]
+        walks = [{ 'a' => 'b' }, sub[{ 'a' => 'b' }], own_each.new, own_keys.new, single].map { |h| NetHttpWasm::DearCalls::Header.plain_walk?(h) }
         run = lambda do |m, h|
           o = holder.allocate
           v = begin
@@ -90,10 +96,14 @@ for (const version of VERSIONS) {
           'ours' => cases.map { |h| run.(ours, h) },
           'net_http' => cases.map { |h| run.(own, h) },
           'verbose' => verbose,
+          'walks' => walks,
         }`);
       assert.equal(r.replaced, true);
       assert.deepEqual(r.ours, r.net_http);
       assert.deepEqual(r.verbose[0], r.verbose[1]);
+      // a Hash, or one of a subclass that walks as Hash does, is walked here; one of its own each, keys or values is not
+      assert.deepEqual(r.walks, [true, true, false, false, false]);
+      assert.deepEqual(r.net_http.slice(-3), [{ 'from-each': ['v'] }, { a: ['b'] }, { 'from-singleton': ['v'] }]);
       // (what net/http does with them)
       assert.deepEqual(r.net_http[2], { accept: ['text/html'] });
       assert.deepEqual(r.net_http[3], { a: ['c'] });
