@@ -636,7 +636,16 @@ for (const version of VERSIONS) for (const blocking of [false, true]) {
           ['h.example', 80, nil, nil, nil, nil, {}],
           ['h.example', 80, like_hash],
           ['h.example', 80],
+          ['h.example', 80, { use_ssl: false }],
+          ['h.example', 80, { guarded: 1, foo: 2 }],
+          ['h.example', 80, { hidden: 1, 'read_timeout' => 2 }],
+          ['h.example', 80, { max_retries: 'x' }],
         ]
+        # (an object with a writer of its own: found only among its methods)
+        solo = Class.new(klass) do
+          define_singleton_method(:new) { |*a| super(*a).tap { |h| h.define_singleton_method(:solo=) { |v| log << [:solo=, v] } } }
+        end
+        solo_calls = [['h.example', 80, { solo: 1 }], ['h.example', 80, { solo: 1, read_timeout: 2 }]]
         state = ->(h) { [h.address, h.port, h.proxy_address, h.proxy_port, h.proxy_from_env?, h.use_ssl?, h.verify_mode, h.ipaddr, h.read_timeout, h.open_timeout, h.write_timeout, h.max_retries, h.keep_alive_timeout] }
         run = lambda do |f|
           log.clear
@@ -652,6 +661,8 @@ for (const version of VERSIONS) for (const blocking of [false, true]) {
           'replaced' => Net::HTTP.method(:start).source_location[0].end_with?('patches.rb'),
           'ours' => calls.map { |args| run.(->(&b) { klass.start(*args, &b) }) },
           'net_http' => calls.map { |args| run.(->(&b) { own.bind_call(klass, *args, &b) }) },
+          'solo' => solo_calls.map { |args| run.(->(&b) { solo.start(*args, &b) }) },
+          'solo_net_http' => solo_calls.map { |args| run.(->(&b) { own.bind_call(solo, *args, &b) }) },
         }`);
       assert.equal(r.replaced, true);
       assert.deepEqual(r.ours, r.net_http);
@@ -661,6 +672,9 @@ for (const version of VERSIONS) for (const blocking of [false, true]) {
       assert.equal(r.net_http[1][0][6], 0);
       assert.deepEqual(r.net_http[4][0][0], 'ArgumentError');
       assert.equal(r.net_http[6][0][8], 9);
+      assert.deepEqual(r.net_http.slice(8).map((c) => c[1]), [[['use_ssl=', false]], [['guarded=', 1]], [], [['max_retries=', 'x']]]);
+      assert.deepEqual(r.solo, r.solo_net_http);
+      assert.deepEqual(r.solo_net_http[0][1], [['solo=', 1]]);
     });
 
     test('no thread is used, and Net::HTTP outside evalAsync says where it must run', { skip: blocking && 'blocking: vm.eval is where it runs' }, async () => {
