@@ -89,5 +89,6 @@ export function serve(client) {
       reply({ fatal: errorKey(e) });
     });
   });
-  rl.on('close', () => queue.then(() => client.close?.()).finally(() => out.end(() => process.exit(0))));
+  // (a close that fails is reported; the results are out already)
+  rl.on('close', () => queue.then(() => client.close?.()).catch((e) => console.error(`close: ${errorKey(e)}`)).finally(() => out.end(() => process.exit(0))));
 }
