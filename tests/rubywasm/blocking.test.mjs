@@ -8,7 +8,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -103,17 +103,17 @@ for (const version of VERSIONS) {
       assert.deepEqual(r, [want, want, want, want]);
     });
 
-    test('a long eval making connection after connection: past 1024 since the event loop last turned, they go through the I/O thread', async () => {
-      // (a socket made in the VM's thread is let go by that thread's event
-      // loop only; the count starts over once it has turned)
+    test('a long eval making connection after connection: past 4096 since the event loop last turned, they go through the I/O thread', async () => {
+      // (a handle made in the VM's thread is let go by that thread's event
+      // loop only, about 2 KB of it; the count starts over once it has turned)
       const here = `NetHttpWasm.bridge[:conns].call(:get, $h.instance_variable_get(:@socket).io.id)[:here].to_s`;
       const r = await rbJSON(vm, `
         u = URI("http://127.0.0.1:${srv.port}/n")
-        codes = Array.new(1100) { Net::HTTP.get_response(u).code }.tally
+        codes = Array.new(4100) { Net::HTTP.get_response(u).code }.tally
         $h = Net::HTTP.new('127.0.0.1', ${srv.port})
         $h.start
         [codes, $h.get('/last').code, ${here}]`);
-      assert.deepEqual(r, [{ 200: 1100 }, '200', 'undefined']);
+      assert.deepEqual(r, [{ 200: 4100 }, '200', 'undefined']);
       // (time for the VM's thread to finish with its messages and turn its loop)
       await new Promise((resolve) => setTimeout(resolve, 50));
       const r2 = await rbJSON(vm, `
@@ -244,5 +244,47 @@ test('the I/O thread does not hold the process: a script that used the blocking 
     assert.equal(out.stdout.trim(), 'Errno::ECONNREFUSED');
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a loopback connection is a bare TCP handle on Node, and a node:net Socket under --pending-deprecation, which then warns of nothing', { timeout: 60000 }, async () => {
+  const server = http.createServer((req, res) => res.end(`hi ${req.url}`));
+  const port = await listen(server);
+  const dir = mkdtempSync(join(tmpdir(), 'nhw-bare-'));
+  const file = join(dir, 'bare.mjs');
+  writeFileSync(
+    file,
+    `import { bootVM } from ${JSON.stringify(new URL('../support/browser/harness.mjs', import.meta.url).href)};
+    import { installNetHttp } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
+    const vm = await bootVM('4.0');
+    const handle = installNetHttp(vm, { blocking: true });
+    console.log(vm.eval(\`require 'net/http'
+      h = Net::HTTP.new('127.0.0.1', ${port})
+      h.start
+      r = [h.get('/a').body, h.get('/b').body, NetHttpWasm.bridge[:conns].call(:get, h.instance_variable_get(:@socket).io.id)[:socket][:bare].to_s]
+      h.finish
+      r.join(',')\`).toString());
+    await handle.uninstall();`,
+  );
+  const run = (args) =>
+    new Promise((resolve) => {
+      const child = spawn(process.execPath, [...args, file], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      let err = '';
+      child.stdout.on('data', (c) => (out += c));
+      child.stderr.on('data', (c) => (err += c));
+      child.on('close', (status) => resolve({ status, out, err }));
+    });
+  try {
+    const bare = await run([]);
+    assert.equal(bare.status, 0, bare.err);
+    assert.equal(bare.out.trim(), 'hi /a,hi /b,true');
+    const pending = await run(['--pending-deprecation']);
+    assert.equal(pending.status, 0, pending.err);
+    assert.equal(pending.out.trim(), 'hi /a,hi /b,undefined');
+    assert.doesNotMatch(pending.err, /DeprecationWarning/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await closeServer(server);
   }
 });

@@ -48,13 +48,17 @@ function sliceAfter(waited) {
   return Math.max(SLICE_MIN, Math.min(waited / 2, Math.min(SLICE_CAP, Math.max(SLICE_MAX, waited / 20))));
 }
 
-// A socket of node:net is let go only by its thread's event loop (its
-// handle's close, and the connect it never waited for, complete there),
-// and this thread's loop does not turn while Ruby runs in vm.eval: after
-// MADE_HERE_MAX HereConns since it last turned, new connections go through
-// the I/O thread, so that a long eval that makes connection after
-// connection holds a bounded amount of memory (about 3 KB a socket).
-const MADE_HERE_MAX = 1024;
+// A connection's handle is let go only by its thread's event loop (its
+// close, and the connect it never waited for, complete there), and this
+// thread's loop does not turn while Ruby runs in vm.eval, nor between
+// awaited vm.evalAsync calls of this transport: once HereConns made since
+// it last turned hold about MADE_HERE_BYTES, new connections go through the
+// I/O thread, so that Ruby making connection after connection holds a
+// bounded amount of memory. A bare handle holds about 2 KB until then, a
+// node:net Socket about 6 KB (node-internals.mjs bareConnect; measured on
+// Node 20, Linux).
+const MADE_HERE_BYTES = 8 << 20;
+const heldBy = (socket) => (socket.bare ? 2048 : 6144);
 
 class BlockingIO {
   constructor() {
@@ -68,7 +72,7 @@ class BlockingIO {
     this.early = new Map(); // id → events that came with the answer
     this.nextId = 1;
     this.listeners = new Map(); // id → WorkerListener (TCPServer)
-    this.madeHere = 0; // HereConns made since this thread's event loop last turned
+    this.madeHere = 0; // bytes held by HereConns made since this thread's event loop last turned
     this.deferring = false;
   }
 
@@ -176,12 +180,13 @@ class BlockingIO {
   }
 
   open(bridge, spec, old = null) {
-    if (!old && !spec.upgrade && this.madeHere < MADE_HERE_MAX) {
+    if (!old && !spec.upgrade && this.madeHere < MADE_HERE_BYTES) {
       const r = connectHere(spec);
       if (typeof r === 'string') return r;
       if (r) {
-        if (this.madeHere++ === 0) setImmediate(() => (this.madeHere = 0)).unref();
-        return { conn: new HereConn(bridge, r.socket, pollPolicy(spec)), info: r.info };
+        if (this.madeHere === 0) setImmediate(() => (this.madeHere = 0)).unref();
+        this.madeHere += heldBy(r.socket);
+        return { conn: new HereConn(bridge, r.socket, r.fd, pollPolicy(spec)), info: r.info };
       }
     }
     const id = this.nextId++;

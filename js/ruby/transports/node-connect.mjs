@@ -10,8 +10,8 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { errnoOf, resolveCodeOf } from './errno.mjs';
 import { sslMessage, isIpAddress, unbracket } from './node-errors.mjs';
-import { connectedNow } from './node-fd.mjs';
-import { stopStreamReads } from './node-internals.mjs';
+import { connectedNow, connectedFd, fdOf } from './node-fd.mjs';
+import { stopStreamReads, bareConnect } from './node-internals.mjs';
 import { CLOSED, addressesList, failureLines } from '../constants.mjs';
 
 // Both transports hand writes to the socket in pieces of this size and
@@ -318,18 +318,32 @@ export function connect(spec, done) {
 
 /**
  * A plain connection to a loopback address (127.0.0.0/8, ::1), made in
- * this call (see connectAtOnce): { socket, info } as connect's done()
- * gets them, or its failure text; null when the kernel has not finished
- * the handshake within connect(2) (a server whose queue of connections to
- * accept is full: the attempt is dropped, and the caller connects as
- * usual). The socket is read and written on its fd by the caller: its
- * stream never reads.
+ * this call (see connectAtOnce): { socket, fd, info } (info as connect's
+ * done() gets it), or its failure text; null when the kernel has not
+ * finished the handshake within connect(2) (a server whose queue of
+ * connections to accept is full: the attempt is dropped, and the caller
+ * connects as usual). The socket is read and written on its fd by the
+ * caller: its stream never reads. Where Node gives one, the socket is a
+ * bare TCP handle (node-internals.mjs bareConnect), unless a local end is
+ * asked for.
  */
 export function connectHere(spec) {
   const base = plainOptions(spec);
   const address = base.host;
   const family = net.isIP(address);
   if (spec.tls || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
+  const bare = base.localAddress || base.localPort ? null : bareConnect(address, base.port, family);
+  if (bare && bare.error) return connectFailure(bare);
+  if (bare) {
+    const now = connectedFd(bare.fd);
+    if (now === true) {
+      bare.setNoDelay(true);
+      const { address: local, port } = bare.local();
+      return { socket: bare, fd: bare.fd, info: { family: family === 6 ? 'AF_INET6' : 'AF_INET', address: local || '', port: port || 0 } };
+    }
+    bare.destroy();
+    return now ? connectFailure(now) : null;
+  }
   let socket;
   try {
     socket = connectAtOnce(base, address, family);
@@ -340,7 +354,7 @@ export function connectHere(spec) {
   socket.on('error', () => {});
   stopStreamReads(socket);
   const now = connectedNow(socket);
-  if (now === true) return { socket, info: socketInfo(socket) };
+  if (now === true) return { socket, fd: fdOf(socket), info: socketInfo(socket) };
   socket.destroy();
   return now ? connectFailure(now) : null;
 }

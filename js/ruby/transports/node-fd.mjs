@@ -111,17 +111,23 @@ const STILL_CONNECTING = new Set(['ENOTCONN', 'EINPROGRESS', 'EALREADY']);
  * before its event loop reports it: true; null when it cannot tell yet
  * (the handshake goes on, or not a plain socket); else the error of the
  * failed connection (ECONNREFUSED...), which the socket then no longer
- * reports itself. A write(2) of no bytes tells, and sends nothing.
+ * reports itself.
  */
 export function connectedNow(socket) {
-  const fd = fdOf(socket);
+  const now = connectedFd(fdOf(socket));
+  // (Node sets TCP_NODELAY once it sees the connection up: now)
+  if (now === true) setNoDelayNow(socket);
+  return now;
+}
+
+/**
+ * connectedNow of a TCP socket's fd whose connect(2) was made (-1: null).
+ * A write(2) of no bytes tells, and sends nothing.
+ */
+export function connectedFd(fd) {
   if (fd < 0) return null;
   const r = sys(() => writeSync(fd, EMPTY));
-  if (r === 0) {
-    // Node sets TCP_NODELAY once it sees the connection up: now
-    setNoDelayNow(socket);
-    return true;
-  }
+  if (r === 0) return true;
   if (typeof r === 'number' || r === 'EAGAIN' || STILL_CONNECTING.has(r && r.code)) return null;
   return r;
 }

@@ -2,17 +2,17 @@
 // (node-blocking.mjs): made and owned by the VM's thread, read and written
 // on their fd from there.
 import { Conn } from '../conn.mjs';
-import { fdOf, writeFd, deliverWrite, readBurst, readFd, deliverRead } from './node-fd.mjs';
+import { writeFd, deliverWrite, readBurst, readFd, deliverRead } from './node-fd.mjs';
 
 // A plain connection to a loopback address owned by this thread
 // (connectHere): read and written on its fd; what the kernel does not take
 // of a write waits here and is written as the kernel takes it (flush: at
 // each read, and in the slices of a wait).
 export class HereConn extends Conn {
-  constructor(bridge, socket, polls) {
+  constructor(bridge, socket, fd, polls) {
     super(bridge);
-    this.socket = socket;
-    this.fd = fdOf(socket);
+    this.socket = socket; // node:net's Socket, or a bare handle with its methods used here
+    this.fd = fd;
     this.here = true;
     this.watching = false;
     this.polls = polls;

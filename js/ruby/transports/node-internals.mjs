@@ -11,6 +11,15 @@
 //   socket._handle.readStop / readStart   libuv reads off / on, one read at a time
 //   socket._read               replaced: the stream starts no read of its own
 //   socket._destroy            wrapped: destroying waits for a read in progress
+//   process.binding('tcp_wrap')  TCP and TCPConnectWrap: a bare handle for a
+//                              connection the VM's thread makes to a loopback
+//                              address and reads and writes on its fd
+//                              (bareConnect): a node:net Socket costs several
+//                              times as much to make, and is let go only when
+//                              the event loop turns
+
+import net from 'node:net';
+import { getSystemErrorName } from 'node:util';
 
 /** The fd of a connected plain TCP socket of node:net, or -1 (TLS, a pipe, Windows). */
 export function socketFd(socket) {
@@ -73,4 +82,100 @@ export function readStart(socket) {
   socket._handle.readStart();
   socket._handle.reading = true;
   return true;
+}
+
+// tcp_wrap's binding: undefined until looked up, null where it is missing
+// (Bun, Deno, Windows) or would warn (process.binding is deprecated, and
+// says so under --pending-deprecation: node:net's sockets are used then).
+let tcpWrap;
+
+function tcpBinding() {
+  if (tcpWrap !== undefined) return tcpWrap;
+  tcpWrap = null;
+  const warns = process.execArgv.includes('--pending-deprecation') || /--pending-deprecation/.test(process.env.NODE_OPTIONS || '');
+  if (warns || process.versions.bun || globalThis.Deno || process.platform === 'win32' || typeof process.binding !== 'function') return null;
+  try {
+    const b = process.binding('tcp_wrap');
+    if (typeof b.TCP === 'function' && typeof b.TCPConnectWrap === 'function' && typeof b.constants?.SOCKET === 'number') tcpWrap = b;
+  } catch {
+    // (not this runtime's to give)
+  }
+  return tcpWrap;
+}
+
+const noop = () => {};
+
+/**
+ * A plain connection's bare TCP handle, with the parts of node:net's Socket
+ * a connection read and written on its fd uses: fd, setNoDelay,
+ * setKeepAlive, end (a node:net Socket is made over the handle for it: its
+ * shutdown(2) happens when the event loop turns), destroy, destroyed.
+ */
+class BareSocket {
+  constructor(handle) {
+    this.handle = handle;
+    this.socket = null; // a node:net Socket over the handle, once one is needed (end)
+    this.destroyed = false;
+    this.bare = true;
+  }
+  get fd() {
+    return this.destroyed || typeof this.handle.fd !== 'number' ? -1 : this.handle.fd;
+  }
+  /** The local end: { address, family, port }. */
+  local() {
+    const out = {};
+    if (!this.destroyed) this.handle.getsockname(out);
+    return out;
+  }
+  setNoDelay(on) {
+    if (this.socket) this.socket.setNoDelay(on);
+    else if (!this.destroyed) this.handle.setNoDelay(on);
+  }
+  setKeepAlive(on) {
+    if (this.socket) this.socket.setKeepAlive(on);
+    else if (!this.destroyed) this.handle.setKeepAlive(on, 0);
+  }
+  end() {
+    if (this.destroyed) return;
+    if (!this.socket) {
+      this.socket = new net.Socket({ handle: this.handle, manualStart: true });
+      this.socket.on('error', noop);
+      stopStreamReads(this.socket);
+    }
+    this.socket.end();
+  }
+  destroy() {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    if (this.socket) this.socket.destroy();
+    else this.handle.close();
+  }
+}
+
+/**
+ * Starts a plain connection to address (an IP address of this family, 4 or
+ * 6) and port on a bare TCP handle: a BareSocket whose connect(2) has been
+ * made (whether the kernel finished it is for the caller to ask of its fd);
+ * { error: code } when connect(2) failed at once; null where bare handles
+ * are not available (the caller uses node:net).
+ */
+export function bareConnect(address, port, family) {
+  const b = tcpBinding();
+  if (!b) return null;
+  const handle = new b.TCP(b.constants.SOCKET);
+  const req = new b.TCPConnectWrap();
+  // (the kernel's answer is read on the fd; the request's completion, or
+  // its cancellation by close, comes when the event loop turns)
+  req.oncomplete = noop;
+  const err = family === 6 ? handle.connect6(req, address, port) : handle.connect(req, address, port);
+  if (err) {
+    handle.close();
+    return { error: getSystemErrorName(err) };
+  }
+  const socket = new BareSocket(handle);
+  if (socket.fd < 0) {
+    socket.destroy();
+    return null;
+  }
+  return socket;
 }
