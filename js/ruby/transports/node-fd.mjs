@@ -14,8 +14,9 @@ import { socketFd, tcpFd, setNoDelayNow } from './node-internals.mjs';
 // after two in a row, and so on up to SKIP_AFTER_MISS (a slow server, or
 // one in the same thread, which cannot answer while this one polls); an
 // answer a poll took (a hit, counted by the waiting transport, for which
-// a miss costs a fiber switch and a turn of the loop) starts the count
-// over (a quick server that was late once, as for a connection it had to
+// a miss costs a fiber switch and a turn of the loop, and by the blocking
+// one on a connection its own thread made, for which a miss costs a sleep)
+// starts the count over (a quick server that was late once, as for a connection it had to
 // accept first).
 export const POLL_MS = 0.25;
 const SLOW_MS = 1;
