@@ -88,6 +88,9 @@ export class SocketCalls extends Waits {
     const conn = this.conn(id);
     if (!conn) return RC_ERROR;
     if (this.blocking) this.transport.pump(conn);
+    // (a waiting transport's connection read on its fd alone until now: its
+    // stream reads from here on, as Ruby's raw reads expect of the loop)
+    else if (conn.watch) conn.watch();
     conn.beginRaw();
     const n = conn.readRaw(this.mem(), addr, cap);
     if (n === RC_ERROR) this.lastError = failureOf(conn.error);
@@ -205,6 +208,7 @@ export class SocketCalls extends Waits {
 // arrival on any of them, false when ms milliseconds have passed.
 function waitForAny(conns, ready, ms) {
   if (ready()) return Promise.resolve(true);
+  for (const c of conns) if (c.watch) c.watch();
   return new Promise((resolve) => {
     let timer = null;
     const clear = () => {

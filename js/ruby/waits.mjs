@@ -186,6 +186,8 @@ function whenSettled(promise, f) {
 // write_timeout's). The timer is armed only when there is nothing to read.
 export function waitFor(conn, ready, ms, once = false, room = false) {
   if (ready()) return Promise.resolve(true);
+  // (a connection read on its fd alone until now is watched by the loop)
+  if (conn.watch) conn.watch();
   return new Promise((resolve) => {
     let timer = null;
     const arm = () => {

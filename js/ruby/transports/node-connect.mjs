@@ -324,26 +324,15 @@ export function connect(spec, done) {
  * connections to accept is full: the attempt is dropped, and the caller
  * connects as usual). The socket is read and written on its fd by the
  * caller: its stream never reads. Where Node gives one, the socket is a
- * bare TCP handle (node-internals.mjs bareConnect), unless a local end is
- * asked for.
+ * bare TCP handle (connectBare), unless a local end is asked for.
  */
 export function connectHere(spec) {
   const base = plainOptions(spec);
   const address = base.host;
   const family = net.isIP(address);
   if (spec.tls || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
-  const bare = base.localAddress || base.localPort ? null : bareConnect(address, base.port, family);
-  if (bare && bare.error) return connectFailure(bare);
-  if (bare) {
-    const now = connectedFd(bare.fd);
-    if (now === true) {
-      bare.setNoDelay(true);
-      const { address: local, port } = bare.local();
-      return { socket: bare, fd: bare.fd, info: { family: family === 6 ? 'AF_INET6' : 'AF_INET', address: local || '', port: port || 0 } };
-    }
-    bare.destroy();
-    return now ? connectFailure(now) : null;
-  }
+  const bare = connectBare(spec);
+  if (bare) return bare;
   let socket;
   try {
     socket = connectAtOnce(base, address, family);
@@ -356,6 +345,32 @@ export function connectHere(spec) {
   const now = connectedNow(socket);
   if (now === true) return { socket, fd: fdOf(socket), info: socketInfo(socket) };
   socket.destroy();
+  return now ? connectFailure(now) : null;
+}
+
+/**
+ * A plain connection to a loopback address on a bare TCP handle
+ * (node-internals.mjs bareConnect), made in this call: { socket, fd, info }
+ * as connectHere's, or its failure text; null where bare handles are not
+ * available, for a local end, TLS, an address elsewhere, or when the kernel
+ * has not finished the handshake within connect(2) (the caller connects
+ * with node:net then).
+ */
+export function connectBare(spec) {
+  if (spec.tls || spec.localAddress || spec.localPort) return null;
+  const address = unbracket(spec.host);
+  const family = net.isIP(address);
+  if (!(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
+  const bare = bareConnect(address, spec.port, family);
+  if (!bare) return null;
+  if (bare.error) return connectFailure(bare);
+  const now = connectedFd(bare.fd);
+  if (now === true) {
+    bare.setNoDelay(true);
+    const { address: local, port } = bare.local();
+    return { socket: bare, fd: bare.fd, info: { family: family === 6 ? 'AF_INET6' : 'AF_INET', address: local || '', port: port || 0 } };
+  }
+  bare.destroy();
   return now ? connectFailure(now) : null;
 }
 

@@ -2,6 +2,7 @@
 // (node-blocking.mjs): made and owned by the VM's thread, read and written
 // on their fd from there.
 import { Conn } from '../conn.mjs';
+import { socketError } from './node-errors.mjs';
 import { writeFd, deliverWrite, readBurst, readFd, deliverRead } from './node-fd.mjs';
 
 // A plain connection to a loopback address owned by this thread
@@ -12,6 +13,7 @@ export class HereConn extends Conn {
   constructor(bridge, socket, fd, polls) {
     super(bridge);
     this.socket = socket; // node:net's Socket, or a bare handle with its methods used here
+    if (socket.bare) socket.onConnectError = (code) => this.onError(...socketError({ code }));
     this.fd = fd;
     this.here = true;
     this.watching = false;

@@ -108,15 +108,21 @@ const noop = () => {};
 /**
  * A plain connection's bare TCP handle, with the parts of node:net's Socket
  * a connection read and written on its fd uses: fd, setNoDelay,
- * setKeepAlive, end (a node:net Socket is made over the handle for it: its
- * shutdown(2) happens when the event loop turns), destroy, destroyed.
+ * setKeepAlive, end, destroy, destroyed; and stream(), a node:net Socket
+ * over the handle, made when first asked for (to wait for the connection on
+ * the event loop, or to shut it down: its shutdown(2) happens when the loop
+ * turns). From then on the Socket is the connection.
  */
 class BareSocket {
   constructor(handle) {
     this.handle = handle;
-    this.socket = null; // a node:net Socket over the handle, once one is needed (end)
+    this.socket = null; // the node:net Socket over the handle, once made
     this.destroyed = false;
     this.bare = true;
+    // (code) → for a failure the connect request reports once the event
+    // loop turns: libuv takes the socket's pending error (SO_ERROR) to
+    // complete it, so a reset that came before is told only there
+    this.onConnectError = null;
   }
   get fd() {
     return this.destroyed || typeof this.handle.fd !== 'number' ? -1 : this.handle.fd;
@@ -127,6 +133,21 @@ class BareSocket {
     if (!this.destroyed) this.handle.getsockname(out);
     return out;
   }
+  /**
+   * The node:net Socket over the handle (made at the first call): with
+   * `reads`, its stream reads the connection once it has listeners for
+   * 'data'; without, it never reads (its fd is read elsewhere).
+   */
+  stream(reads = false) {
+    if (!this.socket) {
+      this.socket = new net.Socket({ handle: this.handle, manualStart: !reads });
+      if (!reads) {
+        this.socket.on('error', noop);
+        stopStreamReads(this.socket);
+      }
+    }
+    return this.socket;
+  }
   setNoDelay(on) {
     if (this.socket) this.socket.setNoDelay(on);
     else if (!this.destroyed) this.handle.setNoDelay(on);
@@ -136,13 +157,7 @@ class BareSocket {
     else if (!this.destroyed) this.handle.setKeepAlive(on, 0);
   }
   end() {
-    if (this.destroyed) return;
-    if (!this.socket) {
-      this.socket = new net.Socket({ handle: this.handle, manualStart: true });
-      this.socket.on('error', noop);
-      stopStreamReads(this.socket);
-    }
-    this.socket.end();
+    if (!this.destroyed) this.stream().end();
   }
   destroy() {
     if (this.destroyed) return;
@@ -163,16 +178,18 @@ export function bareConnect(address, port, family) {
   const b = tcpBinding();
   if (!b) return null;
   const handle = new b.TCP(b.constants.SOCKET);
+  const socket = new BareSocket(handle);
   const req = new b.TCPConnectWrap();
   // (the kernel's answer is read on the fd; the request's completion, or
   // its cancellation by close, comes when the event loop turns)
-  req.oncomplete = noop;
+  req.oncomplete = (status) => {
+    if (status < 0 && !socket.destroyed && socket.onConnectError) socket.onConnectError(getSystemErrorName(status));
+  };
   const err = family === 6 ? handle.connect6(req, address, port) : handle.connect(req, address, port);
   if (err) {
     handle.close();
     return { error: getSystemErrorName(err) };
   }
-  const socket = new BareSocket(handle);
   if (socket.fd < 0) {
     socket.destroy();
     return null;
