@@ -70,7 +70,8 @@ export { patchRubyWasm };
  *            e.g. a gem's unpacked source or /usr/lib/ruby/vendor_ruby
  *   mounts   { guestPath: hostPath } more folders, not on $LOAD_PATH
  *   tmp      true (default): a fresh host temporary folder as /tmp, removed
- *            by dispose(); a path: that folder (kept); false: none
+ *            by dispose(), or when the process ends without it; a path:
+ *            that folder (kept); false: none
  *   env      false (default): an empty environment; true: this process's
  *            (http_proxy, no_proxy... included); an object: exactly that
  *   rubygems 'lazy' (default): rubygems loaded when first needed (a Gem
@@ -175,11 +176,28 @@ async function makeRubyVM(options) {
   }
   const base = mkdtempSync(join(tmpdir(), 'ruby-wasm-vm-'));
   try {
-    return await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp, ruby });
+    const made = await makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp, ruby });
+    removeAtExit(base);
+    return made;
   } catch (e) {
     rmSync(base, { recursive: true, force: true });
     throw e;
   }
+}
+
+// The host folders of VMs not disposed of: removed when the process (or the
+// worker thread that made them) ends, as a program that never calls
+// dispose() ends; one listener for all of them.
+const folders = new Set();
+let exitListener = false;
+
+function removeAtExit(base) {
+  folders.add(base);
+  if (exitListener) return;
+  exitListener = true;
+  process.on('exit', () => {
+    for (const dir of folders) rmSync(dir, { recursive: true, force: true });
+  });
 }
 
 async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, rubygems, reserve, lazy, netHttp, ruby }) {
@@ -234,6 +252,7 @@ async function makeVM(base, { module, RubyVM, WASI, gems, mounts, tmp, env, ruby
     async dispose() {
       await handle.uninstall();
       rmSync(base, { recursive: true, force: true });
+      folders.delete(base);
     },
   };
 }

@@ -7,6 +7,7 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRubyVM } from '../../js/ruby/node.mjs';
 import { VERSIONS, listen, closeServer } from '../support/browser/harness.mjs';
@@ -263,6 +264,26 @@ test('createRubyVM: a gem or mount folder that does not exist is named, and noth
   } finally {
     if (saved === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = saved;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
+
+test('createRubyVM: a program that ends without dispose() leaves no temporary folder, its /tmp files included', async () => {
+  const { mkdtempSync, readdirSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const tmp = mkdtempSync(`${tmpdir()}/vm-exit-test-`);
+  const code = `
+    const { createRubyVM } = await import(${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)});
+    const a = await createRubyVM();
+    const b = await createRubyVM();
+    console.log(a.vm.eval("File.write('/tmp/kept.txt', 'x' * 10); Dir.children('/tmp').inspect").toString());
+    await b.dispose();`;
+  try {
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { encoding: 'utf8', timeout: 120000, env: { ...process.env, TMPDIR: tmp } });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, '["kept.txt"]\n');
+    assert.deepEqual(readdirSync(tmp), []);
+  } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
 });
