@@ -24,8 +24,14 @@ export class Waits {
 
   // Ruby: vm.evalAsync's evaluation `token` is over (NetHttpWasm::EvalFuture):
   // ok 1 with the code's value, 0 with its exception (RbValues).
+  // Over a blocking transport that made connections since Node's event
+  // loop last turned (node-blocking.mjs: it lets go of their handles only
+  // then), the promise settles after a turn of the loop: awaited
+  // vm.evalAsync calls one after another do not turn it otherwise.
   evalSettled(token, ok, value) {
-    if (this.onEvalSettled) this.onEvalSettled(token, ok, value);
+    if (!this.onEvalSettled) return;
+    if (this.transport.heldUntilTurn && this.transport.heldUntilTurn()) setImmediate(() => this.onEvalSettled(token, ok, value));
+    else this.onEvalSettled(token, ok, value);
   }
 
   // -- waiting transports: Ruby parks its fiber, the bridge resumes it --

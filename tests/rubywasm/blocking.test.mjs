@@ -19,6 +19,19 @@ import { VERSIONS, bootThreadVM, rbJSON, captureServer, listen, closeServer } fr
 const BIG = Buffer.alloc(3 << 20);
 for (let i = 0; i < BIG.length; i += 4) BIG.writeUInt32LE((i * 2654435761) >>> 0, i);
 
+// Node run on args in a child process, while this one's event loop serves:
+// { status, out, err }.
+function runNode(args) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (err += c));
+    child.on('close', (status) => resolve({ status, out, err }));
+  });
+}
+
 for (const version of VERSIONS) {
   describe(`blocking transport, ruby.wasm ${version}`, { timeout: 120000 }, () => {
     let vm;
@@ -266,23 +279,46 @@ test('a loopback connection is a bare TCP handle on Node, and a node:net Socket 
       r.join(',')\`).toString());
     await handle.uninstall();`,
   );
-  const run = (args) =>
-    new Promise((resolve) => {
-      const child = spawn(process.execPath, [...args, file], { stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c) => (out += c));
-      child.stderr.on('data', (c) => (err += c));
-      child.on('close', (status) => resolve({ status, out, err }));
-    });
   try {
-    const bare = await run([]);
+    const bare = await runNode([file]);
     assert.equal(bare.status, 0, bare.err);
     assert.equal(bare.out.trim(), 'hi /a,hi /b,true');
-    const pending = await run(['--pending-deprecation']);
+    const pending = await runNode(['--pending-deprecation', file]);
     assert.equal(pending.status, 0, pending.err);
     assert.equal(pending.out.trim(), 'hi /a,hi /b,undefined');
     assert.doesNotMatch(pending.err, /DeprecationWarning/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await closeServer(server);
+  }
+});
+
+test('awaited vm.evalAsync calls one after another, each making connections, let the event loop turn: past 4096 connections they are still made in the VM\'s thread', { timeout: 120000 }, async () => {
+  const server = http.createServer((req, res) => res.end('ok'));
+  const port = await listen(server);
+  const dir = mkdtempSync(join(tmpdir(), 'nhw-turns-'));
+  const file = join(dir, 'turns.mjs');
+  writeFileSync(
+    file,
+    `import { createRubyVM } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
+    const { vm, dispose } = await createRubyVM({ blocking: true });
+    await vm.evalAsync(\`require 'net/http'
+      def nc(n) = Array.new(n) { Net::HTTP.get_response(URI('http://127.0.0.1:${port}/')).code }.tally
+      def here
+        h = Net::HTTP.new('127.0.0.1', ${port})
+        h.start
+        NetHttpWasm.bridge[:conns].call(:get, h.instance_variable_get(:@socket).io.id)[:here].to_s.tap { h.finish }
+      end\`);
+    const out = [];
+    for (let i = 0; i < 10; i++) out.push((await vm.evalAsync('nc(500)[\\'200\\']')).toString());
+    out.push(vm.eval('here').toString());
+    console.log(out.join(','));
+    await dispose();`,
+  );
+  try {
+    const r = await runNode([file]);
+    assert.equal(r.status, 0, r.err);
+    assert.equal(r.out.trim(), `${Array(10).fill('500').join(',')},true`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await closeServer(server);

@@ -286,6 +286,8 @@ export function nodeBlockingTransport() {
   const get = () => io || (io = new BlockingIO());
   return {
     blocking: true,
+    // whether connections made here hold handles until the event loop turns
+    heldUntilTurn: () => !!io && io.madeHere > 0,
     open: (bridge, spec) => get().open(bridge, spec),
     upgrade: (bridge, conn, spec) => get().open(bridge, spec, conn),
     pump: (conn) => io && io.pump(conn),
