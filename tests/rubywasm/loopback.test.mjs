@@ -65,6 +65,21 @@ for (const version of VERSIONS) {
       assert.deepEqual(r, ['bare', 'GET /later/1 0', 'bare+stream', 'GET /now 0', `POST /later/2 ${8 << 20}`, 'bare', `POST /now ${8 << 20}`, 'bare+stream']);
     });
 
+    test('a connect(2) that fails at once, or that the kernel refuses, raises the Errno MRI raises', async () => {
+      // (Linux refuses a connection to the loopback net's broadcast address
+      // with ENETUNREACH within connect(2); a closed port's refusal comes
+      // with the handshake)
+      const r = await rbJSON(
+        box.vm,
+        `[['127.255.255.255', 80], ['127.0.0.1', 1]].map do |h, p|
+          Net::HTTP.get_response(h, '/', p)
+        rescue SystemCallError => e
+          e.class.name
+        end`,
+      );
+      assert.deepEqual(r, ['Errno::ENETUNREACH', 'Errno::ECONNREFUSED']);
+    });
+
     test('a kept-alive connection the server closed while Ruby slept: the next request goes on a new connection', async () => {
       const r = await rbJSON(
         box.vm,

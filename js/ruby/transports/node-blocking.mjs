@@ -50,11 +50,11 @@ function sliceAfter(waited) {
 
 // A connection's handle is let go only by its thread's event loop (its
 // close, and the connect it never waited for, complete there), and this
-// thread's loop does not turn while Ruby runs in vm.eval, nor between
-// awaited vm.evalAsync calls of this transport: once HereConns made since
-// it last turned hold about MADE_HERE_BYTES, new connections go through the
-// I/O thread, so that Ruby making connection after connection holds a
-// bounded amount of memory. A bare handle holds about 2 KB until then, a
+// thread's loop does not turn while Ruby runs in vm.eval (a vm.evalAsync
+// that made HereConns settles after a turn: Waits#evalSettled): once
+// HereConns made since it last turned hold about MADE_HERE_BYTES, new
+// connections go through the I/O thread, so that Ruby making connection
+// after connection holds a bounded amount of memory. A bare handle holds about 2 KB until then, a
 // node:net Socket about 6 KB (node-internals.mjs bareConnect; measured on
 // Node 20, Linux).
 const MADE_HERE_BYTES = 8 << 20;
@@ -128,9 +128,10 @@ class BlockingIO {
     if (conn && conn.polls) conn.polls.answered(took);
     // An answer the poll took on a HereConn is a hit: a missed poll costs
     // it a sleep in slices, the first of which (50 µs asked) ends ~120 µs
-    // later on Linux. (Not on a connection the I/O thread watches: on a busy machine
-    // this thread's polls delay the server more than the watch costs, so
-    // after a few misses each one skips SKIP_AFTER_MISS waits, see node-fd.mjs.)
+    // later on Linux. (Not on a connection the I/O thread watches: on a
+    // busy machine this thread's polls delay the server more than the
+    // watch costs, so after a few misses each one skips SKIP_AFTER_MISS
+    // waits, see node-fd.mjs.)
     if (poll && took < poll && conn.here) conn.polls.hit();
     return true;
   }

@@ -363,7 +363,7 @@ export function connectBare(spec) {
   if (!(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
   const bare = bareConnect(address, spec.port, family);
   if (!bare) return null;
-  if (bare.error) return connectFailure(bare);
+  if (bare.error) return connectFailure({ code: bare.error });
   const now = connectedFd(bare.fd);
   if (now === true) {
     bare.setNoDelay(true);

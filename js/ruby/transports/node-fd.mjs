@@ -16,8 +16,8 @@ import { socketFd, tcpFd, setNoDelayNow } from './node-internals.mjs';
 // answer a poll took (a hit, counted by the waiting transport, for which
 // a miss costs a fiber switch and a turn of the loop, and by the blocking
 // one on a connection its own thread made, for which a miss costs a sleep)
-// starts the count over (a quick server that was late once, as for a connection it had to
-// accept first).
+// starts the count over (a quick server that was late once, as for a
+// connection it had to accept first).
 export const POLL_MS = 0.25;
 const SLOW_MS = 1;
 const SKIP_AFTER_MISS = 16;
