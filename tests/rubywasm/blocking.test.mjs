@@ -19,6 +19,18 @@ import { VERSIONS, bootThreadVM, rbJSON, captureServer, listen, closeServer } fr
 const BIG = Buffer.alloc(3 << 20);
 for (let i = 0; i < BIG.length; i += 4) BIG.writeUInt32LE((i * 2654435761) >>> 0, i);
 
+// fn(file) with file a script holding text, in a temporary folder removed after.
+async function withScript(text, fn) {
+  const dir = mkdtempSync(join(tmpdir(), 'nhw-script-'));
+  const file = join(dir, 'script.mjs');
+  writeFileSync(file, text);
+  try {
+    return await fn(file);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // Node run on args in a child process, while this one's event loop serves:
 // { status, out, err }.
 function runNode(args) {
@@ -238,36 +250,25 @@ for (const version of VERSIONS) {
   });
 }
 
-test('the I/O thread does not hold the process: a script that used the blocking transport exits', { timeout: 60000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'nhw-exit-'));
-  const file = join(dir, 'exit.mjs');
-  writeFileSync(
-    file,
-    `import { bootVM } from ${JSON.stringify(new URL('../support/browser/harness.mjs', import.meta.url).href)};
+test('the I/O thread does not hold the process: a script that used the blocking transport exits', { timeout: 60000 }, async () => {
+  const script = `import { bootVM } from ${JSON.stringify(new URL('../support/browser/harness.mjs', import.meta.url).href)};
     import { installNetHttp } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
     const vm = await bootVM('4.0');
     const handle = installNetHttp(vm, { blocking: true });
     const r = vm.eval("require 'net/http'; begin; Net::HTTP.get(URI('http://127.0.0.1:1/')); rescue => e; e.class.name; end").toString();
     await handle.uninstall();
-    console.log(r);`,
-  );
-  try {
+    console.log(r);`;
+  await withScript(script, (file) => {
     const out = spawnSync(process.execPath, [file], { encoding: 'utf8', timeout: 50000 });
     assert.equal(out.status, 0, out.stderr);
     assert.equal(out.stdout.trim(), 'Errno::ECONNREFUSED');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  });
 });
 
 test('a loopback connection is a bare TCP handle on Node, and a node:net Socket under --pending-deprecation, which then warns of nothing', { timeout: 60000 }, async () => {
   const server = http.createServer((req, res) => res.end(`hi ${req.url}`));
   const port = await listen(server);
-  const dir = mkdtempSync(join(tmpdir(), 'nhw-bare-'));
-  const file = join(dir, 'bare.mjs');
-  writeFileSync(
-    file,
-    `import { bootVM } from ${JSON.stringify(new URL('../support/browser/harness.mjs', import.meta.url).href)};
+  const script = `import { bootVM } from ${JSON.stringify(new URL('../support/browser/harness.mjs', import.meta.url).href)};
     import { installNetHttp } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
     const vm = await bootVM('4.0');
     const handle = installNetHttp(vm, { blocking: true });
@@ -277,18 +278,18 @@ test('a loopback connection is a bare TCP handle on Node, and a node:net Socket 
       r = [h.get('/a').body, h.get('/b').body, NetHttpWasm.bridge[:conns].call(:get, h.instance_variable_get(:@socket).io.id)[:socket][:bare].to_s]
       h.finish
       r.join(',')\`).toString());
-    await handle.uninstall();`,
-  );
+    await handle.uninstall();`;
   try {
-    const bare = await runNode([file]);
-    assert.equal(bare.status, 0, bare.err);
-    assert.equal(bare.out.trim(), 'hi /a,hi /b,true');
-    const pending = await runNode(['--pending-deprecation', file]);
-    assert.equal(pending.status, 0, pending.err);
-    assert.equal(pending.out.trim(), 'hi /a,hi /b,undefined');
-    assert.doesNotMatch(pending.err, /DeprecationWarning/);
+    await withScript(script, async (file) => {
+      const bare = await runNode([file]);
+      assert.equal(bare.status, 0, bare.err);
+      assert.equal(bare.out.trim(), 'hi /a,hi /b,true');
+      const pending = await runNode(['--pending-deprecation', file]);
+      assert.equal(pending.status, 0, pending.err);
+      assert.equal(pending.out.trim(), 'hi /a,hi /b,undefined');
+      assert.doesNotMatch(pending.err, /DeprecationWarning/);
+    });
   } finally {
-    rmSync(dir, { recursive: true, force: true });
     await closeServer(server);
   }
 });
@@ -296,11 +297,7 @@ test('a loopback connection is a bare TCP handle on Node, and a node:net Socket 
 test('awaited vm.evalAsync calls one after another, each making connections, let the event loop turn: past 4096 connections they are still made in the VM\'s thread', { timeout: 120000 }, async () => {
   const server = http.createServer((req, res) => res.end('ok'));
   const port = await listen(server);
-  const dir = mkdtempSync(join(tmpdir(), 'nhw-turns-'));
-  const file = join(dir, 'turns.mjs');
-  writeFileSync(
-    file,
-    `import { createRubyVM } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
+  const script = `import { createRubyVM } from ${JSON.stringify(new URL('../../js/ruby/node.mjs', import.meta.url).href)};
     const { vm, dispose } = await createRubyVM({ blocking: true });
     await vm.evalAsync(\`require 'net/http'
       def nc(n) = Array.new(n) { Net::HTTP.get_response(URI('http://127.0.0.1:${port}/')).code }.tally
@@ -313,14 +310,12 @@ test('awaited vm.evalAsync calls one after another, each making connections, let
     for (let i = 0; i < 10; i++) out.push((await vm.evalAsync('nc(500)[\\'200\\']')).toString());
     out.push(vm.eval('here').toString());
     console.log(out.join(','));
-    await dispose();`,
-  );
+    await dispose();`;
   try {
-    const r = await runNode([file]);
+    const r = await withScript(script, (file) => runNode([file]));
     assert.equal(r.status, 0, r.err);
     assert.equal(r.out.trim(), `${Array(10).fill('500').join(',')},true`);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
     await closeServer(server);
   }
 });
