@@ -327,12 +327,12 @@ export function connect(spec, done) {
  * bare TCP handle (connectBare), unless a local end is asked for.
  */
 export function connectHere(spec) {
-  const base = plainOptions(spec);
-  const address = base.host;
-  const family = net.isIP(address);
-  if (spec.tls || !(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
+  const family = spec.tls ? 0 : loopbackFamily(spec.host);
+  if (!family) return null;
   const bare = connectBare(spec);
   if (bare) return bare;
+  const base = plainOptions(spec);
+  const address = base.host;
   let socket;
   try {
     socket = connectAtOnce(base, address, family);
@@ -357,11 +357,9 @@ export function connectHere(spec) {
  * with node:net then).
  */
 export function connectBare(spec) {
-  if (spec.tls || spec.localAddress || spec.localPort) return null;
-  const address = unbracket(spec.host);
-  const family = net.isIP(address);
-  if (!(family === 4 ? address.startsWith('127.') : address === '::1')) return null;
-  const bare = bareConnect(address, spec.port, family);
+  const family = spec.tls || spec.localAddress || spec.localPort ? 0 : loopbackFamily(spec.host);
+  if (!family) return null;
+  const bare = bareConnect(unbracket(spec.host), spec.port, family);
   if (!bare) return null;
   if (bare.error) return connectFailure({ code: bare.error });
   const now = connectedFd(bare.fd);
@@ -372,6 +370,14 @@ export function connectBare(spec) {
   }
   bare.destroy();
   return now ? connectFailure(now) : null;
+}
+
+// The family (4 or 6) of host when it is a loopback address (127.0.0.0/8,
+// ::1), else 0.
+function loopbackFamily(host) {
+  const address = unbracket(host);
+  const family = net.isIP(address);
+  return (family === 4 ? address.startsWith('127.') : address === '::1') ? family : 0;
 }
 
 // The connection's local end: { family, address, port } (lines.open).
