@@ -349,12 +349,8 @@ export function connectHere(spec) {
 }
 
 /**
- * A plain connection to a loopback address on a bare TCP handle
- * (node-internals.mjs bareConnect), made in this call: { socket, fd, info }
- * as connectHere's, or its failure text; null where bare handles are not
- * available, for a local end, TLS, an address elsewhere, or when the kernel
- * has not finished the handshake within connect(2) (the caller connects
- * with node:net then).
+ * connectHere on a bare TCP handle (node-internals.mjs bareConnect); null
+ * also where there are none, and for a local end (node:net then).
  */
 export function connectBare(spec) {
   const family = spec.tls || spec.localAddress || spec.localPort ? 0 : loopbackFamily(spec.host);
@@ -372,8 +368,7 @@ export function connectBare(spec) {
   return now ? connectFailure(now) : null;
 }
 
-// The family (4 or 6) of host when it is a loopback address (127.0.0.0/8,
-// ::1), else 0.
+// host's family (4, 6) if a loopback address (127.0.0.0/8, ::1), else 0.
 function loopbackFamily(host) {
   const address = unbracket(host);
   const family = net.isIP(address);
