@@ -94,6 +94,15 @@ export interface InstallOptions {
   fetch?: HostFetch;
   /** bytes of the VM's memory given to malloc at once, before Net::HTTP loads (default 32 MiB; 0: none) */
   reserve?: number;
+  /**
+   * Node: compiled Ruby (this package's, and every file `require` loads)
+   * kept from one VM to the next, in this process's memory and in a folder
+   * for later processes. true (default): a folder of the OS's temporary
+   * one, private to the user; a path: that folder; false: none, and Ruby is
+   * parsed and compiled in every VM (for a VM that runs Ruby you do not
+   * trust: what it keeps, later VMs load). Browsers: none.
+   */
+  compileCache?: boolean | string;
 }
 
 export interface NetHttpBridge {

@@ -182,13 +182,7 @@ module NetHttpWasm
       buf.unpack1(len < 256 ? UNPACK[len] : "a#{len}", offset: at)
     end
 
-    # The address of a String's bytes in the VM's linear memory.
-    # (a Float past 2**30: a wasm32 Fixnum is 31 bits, and JS::Object#call
-    # takes no Bignum; a memory that has grown past 1 GiB has such addresses)
-    def addr(str)
-      a = [str].pack('p').unpack1('J')
-      a > 0x3fffffff ? a.to_f : a
-    end
+    # (addr, the address of a String's bytes: compile_cache.rb, loaded first)
 
     # Bridge call `name`, one that may wait for the network (open, recv,
     # wait...): its value. A blocking transport waits in the call, except

@@ -303,4 +303,7 @@ export const calls = {
   deferred: { args: ['token', 'name', '...args'], reply: '0: the call named is made without blocking, its value noted for takeSettled' },
   forget: { args: ['token'], reply: 'nothing: the deferred wait is dropped' },
   idle: { args: ['ms'], reply: '1: a deferred wait ended, 0: ms passed' },
+  compiled: { args: ['keyAddr', 'keyLen'], reply: 'the size of the compiled Ruby kept for that key (ruby/net_http_wasm/compile_cache.rb), 0: none' },
+  compiledCopy: { args: ['addr'], reply: '0 (what compiled found, written at addr)' },
+  keepCompiled: { args: ['addr', 'len'], reply: '0 (the bytes kept for the key compiled was last given)' },
 };

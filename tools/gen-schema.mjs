@@ -342,6 +342,7 @@ const bridgeH =
 
 // The Ruby side, in the order installNetHttp evaluates it.
 const RUBY = [
+  'net_http_wasm/compile_cache.rb',
   'net_http_wasm/stand_ins.rb',
   'net_http_wasm.rb',
   'net_http_wasm/constants.rb',

@@ -46,6 +46,9 @@ export class Bridge extends SocketCalls {
     this.lastError = '';
     this.listeners = new Map(); // id → a transport's listener (TCPServer)
     this.droppedHeaders = []; // (the fetch transport: the fields fetch() refused)
+    this.compileCache = options.compileCache || null; // (a CompileCache: compiled)
+    this.compiledName = null;
+    this.found = null;
     this._u8 = null;
   }
 
@@ -345,6 +348,30 @@ export class Bridge extends SocketCalls {
       this.conns.delete(id);
       conn.close();
     }
+    return 0;
+  }
+
+  // -- calls from Ruby: compiled Ruby kept (ruby/net_http_wasm/compile_cache.rb, compile-cache.mjs) --
+
+  // The size of what is kept for the key at keyAddr (0: nothing), which
+  // compiledCopy then writes; keepCompiled keeps bytes for that key.
+  compiled(keyAddr, keyLen) {
+    const cache = this.compileCache;
+    if (!cache) return 0;
+    this.compiledName = cache.name(this.mem().subarray(keyAddr, keyAddr + keyLen));
+    this.found = cache.find(this.compiledName);
+    return this.found ? this.found.length : 0;
+  }
+
+  compiledCopy(addr) {
+    if (this.found) this.mem().set(this.found, addr);
+    this.found = null;
+    return 0;
+  }
+
+  keepCompiled(addr, len) {
+    if (this.compileCache && this.compiledName) this.compileCache.keep(this.compiledName, this.mem().slice(addr, addr + len));
+    this.compiledName = null;
     return 0;
   }
 }

@@ -66,10 +66,18 @@ export function install(vm, options, host) {
   // first use)
   const wasmCodec = getDefaultCodec();
   let wake = null; // (NetHttpWasm is not defined yet)
-  const bridge = new Bridge(memory, { ...options, profile, wasmCodec, headroom: headroom(vm.instance.exports) }, transport, () => wake());
+  // compiled Ruby kept from one VM to the next (compile-cache.mjs), where
+  // the host keeps it
+  if (!host.compileCache && !(options.compileCache == null || typeof options.compileCache === 'boolean')) throw new TypeError('installNetHttp: compileCache can name a folder in Node only');
+  const compileCache = host.compileCache ? host.compileCache(options.compileCache) : null;
+  const bridge = new Bridge(memory, { ...options, profile, wasmCodec, compileCache, headroom: headroom(vm.instance.exports) }, transport, () => wake());
   guard.watch(bridge);
-  const load = vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }');
-  for (const [name, text] of rubySources) load.call('call', vm.wrap(text), vm.wrap(name));
+  // (the first, compile_cache.rb, loads the others through the cache)
+  const [[firstName, firstText], ...rest] = rubySources;
+  vm.eval('proc { |src, name| TOPLEVEL_BINDING.eval(src.to_s, name.to_s); nil }').call('call', vm.wrap(firstText), vm.wrap(firstName));
+  if (compileCache) vm.eval('NetHttpWasm::CompileCache').call('start', vm.wrap(bridge));
+  const load = vm.eval('proc { |src, name| NetHttpWasm::CompileCache.eval_source(src.to_s, name.to_s) }');
+  for (const [name, text] of rest) load.call('call', vm.wrap(text), vm.wrap(name));
   const config = JSON.stringify({
     codec: options.codec !== false,
     profile,

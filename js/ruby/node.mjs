@@ -14,10 +14,12 @@ import { install, prepare, reserveMalloc } from './install.mjs';
 import { patchRubyWasm, reserveBeside } from './module-patch.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
+import { nodeCompileCache } from './node-compile-store.mjs';
 
 const host = {
   defaultTransport: 'node',
   node: (blocking) => (blocking ? nodeBlockingTransport() : nodeAsyncTransport()),
+  compileCache: nodeCompileCache,
 };
 
 /**
@@ -153,6 +155,7 @@ async function makeRubyVM(options) {
   if (typeof tierUp !== 'boolean') throw new TypeError(`createRubyVM: tierUp must be true or false, not ${String(tierUp)}`);
   if (typeof tierUpFull !== 'boolean') throw new TypeError(`createRubyVM: tierUpFull must be true or false, not ${String(tierUpFull)}`);
   if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
+  nodeCompileCache(netHttp.compileCache); // (checked before the module is compiled)
   if (!incrementalMarking) (await import('node:v8')).setFlagsFromString('--no-incremental-marking');
   await setTierUpTasks(tierUpTasks);
   if (tierUpFull && MID_TIER_FOR_HUGE) (await import('node:v8')).setFlagsFromString('--no-turbo-use-mid-tier-regalloc-for-huge-functions');

@@ -8,41 +8,14 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { VERSIONS, bootThreadVM, rbJSON, captureServer, listen, closeServer } from '../support/browser/harness.mjs';
+import { withScript, runNode } from '../support/child.mjs';
 
 // 3 MiB that differ at every offset (a byte copied from the wrong place shows)
 const BIG = Buffer.alloc(3 << 20);
 for (let i = 0; i < BIG.length; i += 4) BIG.writeUInt32LE((i * 2654435761) >>> 0, i);
-
-// fn(file) with file a script holding text, in a temporary folder removed after.
-async function withScript(text, fn) {
-  const dir = mkdtempSync(join(tmpdir(), 'nhw-script-'));
-  const file = join(dir, 'script.mjs');
-  writeFileSync(file, text);
-  try {
-    return await fn(file);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
-// Node run on args in a child process, while this one's event loop serves:
-// { status, out, err }.
-function runNode(args) {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.stderr.on('data', (c) => (err += c));
-    child.on('close', (status) => resolve({ status, out, err }));
-  });
-}
 
 for (const version of VERSIONS) {
   describe(`blocking transport, ruby.wasm ${version}`, { timeout: 120000 }, () => {
