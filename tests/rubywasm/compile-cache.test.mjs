@@ -8,8 +8,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync, statSync, rmSync, truncateSync, existsSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, basename } from 'node:path';
 import { createRubyVM, installNetHttp } from '../../js/ruby/node.mjs';
+import { defaultCompileCacheDir } from '../../js/ruby/node-compile-store.mjs';
 import { VERSIONS, bootVM } from '../support/rubywasm.mjs';
 import { withScript, runNode } from '../support/child.mjs';
 import { rubySources } from '../../js/ruby/source.mjs';
@@ -129,16 +130,16 @@ for (const version of VERSIONS) {
 
       const on = await run({}, { TMPDIR: tmp });
       assert.equal(on.status, 0, on.err);
-      const uid = typeof process.getuid === 'function' ? `-${process.getuid()}` : '';
-      assert.deepEqual(readdirSync(tmp), [`net-http-wasm-compiled${uid}`]);
-      const dir = join(tmp, readdirSync(tmp)[0]);
+      const name = basename(defaultCompileCacheDir());
+      assert.deepEqual(readdirSync(tmp), [name]);
+      const dir = join(tmp, name);
       assert.equal(statSync(dir).mode & 0o777, 0o700);
       assert.ok(enough(entries(dir).size));
 
       // a default folder others may write in is not used
       const open = folder('nhw-cc-tmp-');
-      mkdirSync(join(open, `net-http-wasm-compiled${uid}`), { mode: 0o777 });
-      const d = join(open, `net-http-wasm-compiled${uid}`);
+      const d = join(open, name);
+      mkdirSync(d);
       chmodSync(d, 0o777); // (mkdir's mode is masked by the umask)
       const shared = await run({}, { TMPDIR: open });
       assert.equal(shared.status, 0, shared.err);
