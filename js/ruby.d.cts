@@ -97,8 +97,8 @@ export interface InstallOptions {
   /**
    * Node: compiled Ruby (this package's, and every file `require` loads)
    * kept from one VM to the next, in this process's memory and in a folder
-   * for later processes. true (default): a folder of the OS's temporary
-   * one, private to the user; a path: that folder; false: none, and Ruby is
+   * for later processes. true (default): net-http-wasm in the user's cache
+   * folder (~/.cache), private to the user; a path: that folder; false: none, and Ruby is
    * parsed and compiled in every VM (for a VM that runs Ruby you do not
    * trust: what it keeps, later VMs load). Browsers: none.
    */

@@ -2,22 +2,30 @@
 // the next: a folder of files named by the key's SHA-256, each the SHA-256
 // of its bytes and then the bytes (a file cut short, or changed, is not
 // used), written whole under another name and then renamed. Ruby loads
-// them without checking them further, so the default folder (one per user
-// in the OS's temporary folder) is used only when it is this user's and
-// no one else may write in it.
+// them without checking them further, so the default folder (the user's
+// cache folder's net-http-wasm) is used only when it is this user's and no
+// one else may write in it.
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, lstatSync, readFileSync, writeFileSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { join, resolve, isAbsolute } from 'node:path';
 import { CompileCache } from './compile-cache.mjs';
 
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest();
 const uid = () => (typeof process.getuid === 'function' ? process.getuid() : null);
 
-/** createRubyVM's and installNetHttp's compileCache: true → this folder. */
+/**
+ * createRubyVM's and installNetHttp's compileCache: true → this folder:
+ * net-http-wasm in the user's cache folder ($XDG_CACHE_HOME or ~/.cache;
+ * ~/Library/Caches on macOS; %LOCALAPPDATA% on Windows).
+ */
 export function defaultCompileCacheDir() {
-  const who = uid();
-  return join(tmpdir(), `net-http-wasm-compiled${who == null ? '' : `-${who}`}`);
+  const env = process.env;
+  let base;
+  if (process.platform === 'win32') base = env.LOCALAPPDATA || join(homedir(), 'AppData', 'Local');
+  else if (process.platform === 'darwin') base = join(homedir(), 'Library', 'Caches');
+  else base = env.XDG_CACHE_HOME && isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : join(homedir(), '.cache');
+  return join(base, 'net-http-wasm');
 }
 
 // One cache per folder (and one without any), shared by the VMs of the process.
@@ -30,10 +38,15 @@ const caches = new Map();
 export function nodeCompileCache(option = true) {
   if (option === false) return null;
   if (option !== true && typeof option !== 'string') throw new TypeError(`compileCache must be true, false or a folder, not ${option === null ? 'null' : typeof option}`);
-  const dir = option === true ? defaultCompileCacheDir() : resolve(option);
+  let dir;
+  try {
+    dir = option === true ? defaultCompileCacheDir() : resolve(option);
+  } catch {
+    dir = null; // (no home folder: memory only)
+  }
   let cache = caches.get(dir);
   if (!cache) {
-    cache = new CompileCache({ digest: (key) => sha256(key).toString('hex'), store: folderStore(dir, option === true) });
+    cache = new CompileCache({ digest: (key) => sha256(key).toString('hex'), store: dir === null ? null : folderStore(dir, option === true) });
     caches.set(dir, cache);
   }
   return cache;

@@ -8,9 +8,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, readdirSync, statSync, rmSync, truncateSync, existsSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, basename } from 'node:path';
+import { join } from 'node:path';
 import { createRubyVM, installNetHttp } from '../../js/ruby/node.mjs';
-import { defaultCompileCacheDir } from '../../js/ruby/node-compile-store.mjs';
 import { VERSIONS, bootVM } from '../support/rubywasm.mjs';
 import { withScript, runNode } from '../support/child.mjs';
 import { rubySources } from '../../js/ruby/source.mjs';
@@ -121,27 +120,27 @@ for (const version of VERSIONS) {
       assert.ok([...now.values()].every((e) => e.valid), 'every file written whole again');
     });
 
-    test("by default in a folder of the OS's temporary one, private to the user; none with compileCache: false", async () => {
-      const tmp = folder('nhw-cc-tmp-');
-      const off = await run({ compileCache: false }, { TMPDIR: tmp });
+    test("by default in the user's cache folder, private to the user; none with compileCache: false", async () => {
+      // (Linux: $XDG_CACHE_HOME/net-http-wasm)
+      const cache = folder('nhw-cc-home-');
+      const off = await run({ compileCache: false }, { XDG_CACHE_HOME: cache });
       assert.equal(off.status, 0, off.err);
       assert.equal(off.out.trim(), 'Net::HTTP,1,/x');
-      assert.deepEqual(readdirSync(tmp), []);
+      assert.deepEqual(readdirSync(cache), []);
 
-      const on = await run({}, { TMPDIR: tmp });
+      const on = await run({}, { XDG_CACHE_HOME: cache });
       assert.equal(on.status, 0, on.err);
-      const name = basename(defaultCompileCacheDir());
-      assert.deepEqual(readdirSync(tmp), [name]);
-      const dir = join(tmp, name);
+      assert.deepEqual(readdirSync(cache), ['net-http-wasm']);
+      const dir = join(cache, 'net-http-wasm');
       assert.equal(statSync(dir).mode & 0o777, 0o700);
       assert.ok(enough(entries(dir).size));
 
       // a default folder others may write in is not used
-      const open = folder('nhw-cc-tmp-');
-      const d = join(open, name);
+      const open = folder('nhw-cc-home-');
+      const d = join(open, 'net-http-wasm');
       mkdirSync(d);
       chmodSync(d, 0o777); // (mkdir's mode is masked by the umask)
-      const shared = await run({}, { TMPDIR: open });
+      const shared = await run({}, { XDG_CACHE_HOME: open });
       assert.equal(shared.status, 0, shared.err);
       assert.equal(shared.out.trim(), 'Net::HTTP,1,/x');
       assert.deepEqual(readdirSync(d), []);
