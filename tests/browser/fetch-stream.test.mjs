@@ -111,6 +111,57 @@ describe('browser: streamed bodies over fetch() on the main thread (Chromium)', 
     assert.ok(r.span >= 0.4, JSON.stringify(r));
   });
 
+  test('what has arrived is handed to Ruby at once, head and pieces together; what has not is not waited for', async () => {
+    // (a fetch() of the page's own whose bodies are streams made here: the
+    // pieces of the first two are all there when the response is; the
+    // third's second piece comes only once Ruby has read the first)
+    const got = await page.evaluate(async () => {
+      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+      const { createRubyVM } = await import('/js/ruby/browser.mjs');
+      const ruby = await WebAssembly.compileStreaming(fetch('/node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'));
+      const bytes = (s) => new TextEncoder().encode(s);
+      let release = null;
+      window.releaseRest = () => release && release();
+      const bodies = {
+        '/chunked': { headers: { 'transfer-encoding': 'chunked' }, start: (c) => ['he', 'l', 'lo'].forEach((p) => c.enqueue(bytes(p))) || c.close() },
+        '/length': { headers: { 'content-length': '5' }, start: (c) => ['hel', 'lo'].forEach((p) => c.enqueue(bytes(p))) || c.close() },
+        '/later': {
+          headers: { 'transfer-encoding': 'chunked' },
+          start: (c) => {
+            c.enqueue(bytes('first'));
+            release = () => {
+              c.enqueue(bytes('second'));
+              c.close();
+            };
+          },
+        },
+      };
+      const fakeFetch = async (url) => {
+        const b = bodies[new URL(url).pathname];
+        return new Response(new ReadableStream({ start: b.start }), { status: 200, headers: { 'content-type': 'text/plain', ...b.headers } });
+      };
+      const { vm, handle, dispose } = await createRubyVM({ ruby, RubyVM, wasi, print: false, fetch: fakeFetch });
+      let wakes = 0;
+      const wake = handle.bridge.wake;
+      handle.bridge.wake = () => (wakes++, wake());
+      const out = {};
+      for (const path of ['/chunked', '/length']) {
+        wakes = 0;
+        out[path] = { body: (await vm.evalAsync(`Net::HTTP.get(URI('http://example.test${path}'))`)).toString(), wakes };
+      }
+      out.later = JSON.parse((await vm.evalAsync(`
+        got = []
+        Net::HTTP.start('example.test', 80, read_timeout: 5) do |http|
+          http.request_get('/later') { |res| res.read_body { |c| got << c; JS.global.call(:releaseRest) if got.size == 1 } }
+        end
+        got.to_json`)).toString());
+      await dispose();
+      return out;
+    });
+    assert.deepEqual(got, { '/chunked': { body: 'hello', wakes: 1 }, '/length': { body: 'hello', wakes: 1 }, later: ['first', 'second'] }, logs.join('\n'));
+  });
+
   test('a request that waits inside Array#map keeps the Array map fills while Ruby allocates meanwhile', async () => {
     // (the page runs Ruby that allocates 300,000 Strings while the eval waits
     // for /slow inside Array#map: before the collector was held off, a

@@ -87,29 +87,50 @@ class FetchConn extends Conn {
     }
     const framed = framing(req.method, res.status, res.headers);
     const chunked = framed === CHUNKED;
-    const head = responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)), chunked);
+    // What has already arrived is handed over together, the head with it:
+    // Ruby is woken once for it, not once for each piece.
+    // (up to HAND_OVER bytes: then the parser's flow control has its say)
+    const ready = [responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)), chunked)];
+    let readyBytes = 0;
+    const handOver = () => {
+      for (const bytes of ready) this.onData(bytes);
+      ready.length = readyBytes = 0;
+    };
+    const add = (bytes) => {
+      ready.push(bytes);
+      if ((readyBytes += bytes.length) >= HAND_OVER) handOver();
+    };
     let left = typeof framed === 'number' ? framed : Infinity;
     if (left === 0) over();
-    this.onData(head);
     if (res.body && left > 0) {
       // read as it arrives (each piece to the parser at once), but not
       // while Ruby has more than conn.mjs's high water to read
       const reader = res.body.getReader();
       for (;;) {
-        if (this.held) await this.held;
+        if (this.held) {
+          handOver();
+          await this.held;
+        }
         if (this.closed) return;
         let r;
         try {
-          r = await reader.read();
+          const read = reader.read();
+          r = await Promise.race([read, STILL_PENDING]);
+          if (r === PENDING) {
+            handOver();
+            r = await read;
+          }
         } catch (e) {
-          if (!this.closed) this.onError('Errno::ECONNRESET', '');
+          if (this.closed) return;
+          handOver();
+          this.onError('Errno::ECONNRESET', '');
           return;
         }
         if (this.closed) return;
         if (r.done) break;
         if (!r.value || !r.value.length) continue;
         if (chunked) {
-          this.onData(chunkFrame(r.value));
+          add(chunkFrame(r.value));
           continue;
         }
         left -= r.value.length;
@@ -117,18 +138,20 @@ class FetchConn extends Conn {
         // brings nothing (the browser holds a body to its length)
         if (left <= 0) {
           over();
-          this.onData(r.value);
+          ready.push(r.value);
+          handOver();
           drain(reader);
           return;
         }
-        this.onData(r.value);
+        add(r.value);
       }
     }
     over();
-    if (chunked) this.onData(CHUNK_END);
+    if (chunked) ready.push(CHUNK_END);
+    handOver();
     // a message the stream's end frames (or that ended short of the length
     // its head gave, if a browser lets it) ends the connection
-    else if (left > 0) this.onEnd();
+    if (!chunked && left > 0) this.onEnd();
   }
 
   pause() {
@@ -158,6 +181,12 @@ export function fetchTransport(fetchFn) {
     close() {},
   };
 }
+
+// Promise.race([p, STILL_PENDING]) is PENDING unless p has settled already
+// (a settled promise's reaction is queued first).
+const PENDING = Symbol('pending');
+const HAND_OVER = 64 * 1024;
+const STILL_PENDING = Promise.resolve(PENDING);
 
 // Reads what is left of a stream, for nothing (its end).
 function drain(reader) {
