@@ -8,6 +8,13 @@
 //   get        await vm.evalAsync("Net::HTTP.get(uri)") (a new Net::HTTP each time)
 //   start      await vm.evalAsync("http.get(path).body"), http a started Net::HTTP kept
 //
+// The VM is made from the module's fetch(), which createRubyVM reads,
+// patches and compiles, as README shows (--module fetch, the default), or
+// from a module the page compiled with WebAssembly.compileStreaming
+// (--module compiled). Printed first: the time from the page's start until
+// createRubyVM resolved, and the most the page's renderer process had
+// resident during the whole run (Linux: /proc, sampled every 20 ms).
+//
 // First a fresh VM's first --first get requests, one after another (what
 // a page that has just booted its VM sees), each timed; then --warmup
 // rounds, then --passes passes of --n rounds, a round being one request of
@@ -18,26 +25,30 @@
 // in others; no DevTools client drives the page (it runs the whole
 // benchmark and reports), as no DevTools client is attached to a user's.
 //
-//   node benchmarks/browser-page.mjs [--ruby 4.0|3.4] [--first 100] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
-import { writeFileSync } from 'node:fs';
+//   node benchmarks/browser-page.mjs [--ruby 4.0|3.4] [--module fetch|compiled] [--first 100] [--n 200] [--passes 7] [--warmup 300] [--json FILE]
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { options } from './options.mjs';
 import { counts, runDetached, takeTurns, median } from './browser-bench.mjs';
 
-const opt = options(import.meta.url, { valued: ['ruby', 'first', 'n', 'passes', 'warmup', 'json'] });
+const opt = options(import.meta.url, { valued: ['ruby', 'module', 'first', 'n', 'passes', 'warmup', 'json'] });
 const ruby = opt.get('ruby', '4.0');
 const jsonFile = opt.get('json', null);
 if (!['4.0', '3.4'].includes(ruby)) throw new Error(`--ruby must be 4.0 or 3.4, not ${ruby}`);
+const moduleFrom = opt.get('module', 'fetch');
+if (!['fetch', 'compiled'].includes(moduleFrom)) throw new Error(`--module must be fetch or compiled, not ${moduleFrom}`);
 const { first, n, passes, warmup } = counts(opt, { first: 100, n: 200, passes: 7, warmup: 300 });
 
 // (runs in the page)
-async function pageBench({ ruby, first, n, passes, warmup }, { api }) {
+async function pageBench({ ruby, moduleFrom, first, n, passes, warmup }, { api }) {
   const url = `${api}/text?s=ok`;
   const port = new URL(api).port;
   const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
   const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
   const { createRubyVM } = await import('/js/ruby/browser.mjs');
-  const module = await WebAssembly.compileStreaming(fetch(`/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`));
+  const url0 = `/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`;
+  const module = moduleFrom === 'fetch' ? fetch(url0) : await WebAssembly.compileStreaming(fetch(url0));
   const { vm } = await createRubyVM({ ruby: module, RubyVM, wasi });
+  const ready = performance.now();
   // a fresh VM, then its first requests
   await vm.evalAsync(`$bench_uri = URI('${url}'); nil`);
   const times = [];
@@ -73,18 +84,51 @@ async function pageBench({ ruby, first, n, passes, warmup }, { api }) {
     }
     return Object.fromEntries(order.map((k) => [k, median(t[k])]));
   };
-  return { times, turns: await takeTurns(['fetch', 'get', 'start'], run, { n, passes, warmup }) };
+  return { ready, times, turns: await takeTurns(['fetch', 'get', 'start'], run, { n, passes, warmup }) };
 }
 
-const { times: firstTimes, turns } = await runDetached(pageBench, { ruby, first, n, passes, warmup }, { helpers: { median, takeTurns } });
+// The most any renderer process of Chromium has resident (MiB), now; null
+// where /proc cannot tell.
+function rendererRss() {
+  let most = null;
+  let pids;
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return null;
+  }
+  for (const pid of pids) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
+      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (kb) most = Math.max(most ?? 0, Number(kb[1]) / 1024);
+    } catch {
+      // (a process that ended meanwhile)
+    }
+  }
+  return most;
+}
+let peakRss = null;
+const sampler = setInterval(() => {
+  const r = rendererRss();
+  if (r != null) peakRss = Math.max(peakRss ?? 0, r);
+}, 20);
+let result;
+try {
+  result = await runDetached(pageBench, { ruby, moduleFrom, first, n, passes, warmup }, { helpers: { median, takeTurns } });
+} finally {
+  clearInterval(sampler);
+}
+const { ready, times: firstTimes, turns } = result;
 const { rows, by, per } = turns;
 const firstMedian = median(firstTimes);
 const firstMean = firstTimes.reduce((a, b) => a + b, 0) / firstTimes.length;
 console.log(`ruby.wasm ${ruby} in a page's main thread (createRubyVM, fetch()), headless Chromium, no DevTools client`);
+console.log(`the VM (--module ${moduleFrom}) ready ${ready.toFixed(0)} ms after the page's start; the renderer at most ${peakRss == null ? 'n/a' : `${peakRss.toFixed(0)} MiB`} resident`);
 console.log(`a fresh VM's first ${first} Net::HTTP.get: median ${firstMedian.toFixed(3)} ms, mean ${firstMean.toFixed(3)} ms (${(firstMean / by.get).toFixed(2)}× the warm get)`);
 console.log(`${passes} passes of ${n} rounds (after ${warmup}); ms per request, the median of the passes' medians`);
 console.log('client   median     min     max  ×fetch');
 for (const r of rows) {
   console.log(`${r.client.padEnd(6)} ${r.median.toFixed(3).padStart(8)} ${r.min.toFixed(3).padStart(7)} ${r.max.toFixed(3).padStart(7)} ${(r.median / by.fetch).toFixed(2).padStart(7)}`);
 }
-if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, first: { n: first, median: firstMedian, mean: firstMean, times: firstTimes }, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);
+if (jsonFile) writeFileSync(jsonFile, `${JSON.stringify({ ruby, module: moduleFrom, readyMs: ready, rendererPeakMiB: peakRss, first: { n: first, median: firstMedian, mean: firstMean, times: firstTimes }, n, passes, warmup, rows, perPass: per }, null, 2)}\n`);

@@ -171,10 +171,21 @@ export interface CreateRubyVMOptions extends InstallOptions {
   lazyZeroing?: boolean;
 }
 
+/** What createRubyVM reads of a fetch() Response (the DOM's Response fits). */
+interface ResponseLike {
+  ok: boolean;
+  status: number;
+  statusText?: string;
+  url?: string;
+  arrayBuffer(): Promise<ArrayBuffer>;
+}
+
 /** createRubyVM's options in browsers (the package's browser entry): what the page loaded is passed in; the others are installNetHttp's. */
 export interface CreateBrowserRubyVMOptions extends InstallOptions {
-  /** a compiled ruby.wasm module with its standard library (e.g. @ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm) */
-  ruby: WasmModule;
+  /** a ruby.wasm build with its standard library (e.g. @ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm): its fetch() (a Response or a promise of one) or its bytes (copied), read, patched (lazyZeroing) and compiled; or a compiled module, used as it is */
+  ruby: WasmModule | ArrayBuffer | ArrayBufferView | ResponseLike | PromiseLike<WasmModule | ArrayBuffer | ArrayBufferView | ResponseLike>;
+  /** true (default): the module's bytes are patched before they are compiled (patchRubyWasm), so a fresh VM does not write the ~256 MiB Ruby 3.4+ maps at boot; false: compiled as they are (a compiled module is used as it is) */
+  lazyZeroing?: boolean;
   /** the RubyVM class of @ruby/wasm-wasi */
   RubyVM: { instantiateModule(options: { module: WasmModule; wasip1: any }): Promise<{ vm: any }> };
   /** the module @bjorn3/browser_wasi_shim (`import * as wasi from '@bjorn3/browser_wasi_shim'`) */

@@ -11,6 +11,7 @@ import { xhrSyncTransport } from './transports/xhr-sync.mjs';
 import { fetchSyncTransport, canStream } from './transports/fetch-sync.mjs';
 import { hasJspi, jspiState, jspiImports, jspiEval } from './transports/jspi.mjs';
 import { guardVM } from './vm-guard.mjs';
+import { patchRubyWasm, reserveBeside, BOOT_BESIDE } from './module-patch.mjs';
 
 const host = { defaultTransport: 'fetch', blockingFetch };
 
@@ -48,16 +49,21 @@ export function installNetHttp(vm, options = {}) {
 }
 
 // (patch the bytes before WebAssembly.compile: js/ruby/module-patch.mjs)
-export { patchRubyWasm } from './module-patch.mjs';
+export { patchRubyWasm };
 
 /**
  * A ruby.wasm VM ready for the network in a page, in one call, as Node's
  * createRubyVM: WASI with a writable /tmp and the given gems, the
  * environment, rubygems loaded, the codec initialized, Net::HTTP installed.
  * This package has no dependencies: pass what the page loaded.
- *   ruby     a compiled WebAssembly.Module of a ruby.wasm build with its
- *            standard library, e.g. `await WebAssembly.compileStreaming(
- *            fetch('…/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm'))`
+ *   ruby     a ruby.wasm build with its standard library: the Response of
+ *            its fetch() or a promise of it (`fetch('…/@ruby/4.0-wasm-wasi/
+ *            dist/ruby+stdlib.wasm')`), or its bytes (copied), which are
+ *            patched (lazyZeroing) and compiled; or a compiled
+ *            WebAssembly.Module, used as it is
+ *   lazyZeroing  true (default): the module's bytes are patched before they
+ *            are compiled (patchRubyWasm): a fresh VM does not write the
+ *            ~256 MiB Ruby 3.4+ maps at boot; false: compiled as they are
  *   RubyVM   the RubyVM class of @ruby/wasm-wasi
  *   wasi     the module @bjorn3/browser_wasi_shim (import * as wasi from …)
  *   gems     { name: { 'lib/name.rb': text or bytes, … } }: files put (read
@@ -79,13 +85,13 @@ export { patchRubyWasm } from './module-patch.mjs';
  * (js/ruby/vm-guard.mjs; installNetHttp guards the VM, whoever made it).
  */
 export async function createRubyVM(options = {}) {
-  const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, jspi = false, ...netHttp } = options;
-  if (!(ruby instanceof WebAssembly.Module)) throw new TypeError('createRubyVM: ruby must be a compiled WebAssembly.Module of ruby.wasm');
+  const { ruby, RubyVM, wasi: shim, gems = {}, tmp = true, env = {}, rubygems = true, print, jspi = false, lazyZeroing = true, ...netHttp } = options;
+  if (typeof lazyZeroing !== 'boolean') throw new TypeError(`createRubyVM: lazyZeroing must be true or false, not ${String(lazyZeroing)}`);
   if (!RubyVM || typeof RubyVM.instantiateModule !== 'function') throw new TypeError("createRubyVM: RubyVM must be @ruby/wasm-wasi's RubyVM");
   if (!shim || typeof shim.WASI !== 'function') throw new TypeError('createRubyVM: wasi must be the module @bjorn3/browser_wasi_shim');
   if (jspi && !hasJspi()) throw new TypeError('createRubyVM: { jspi: true } needs JavaScript Promise Integration (WebAssembly.Suspending; Chromium 137 or later)');
   if (jspi && netHttp.blocking) throw new TypeError('createRubyVM: { jspi: true } waits over fetch() by suspending the VM: it takes no { blocking: true }');
-  await init();
+  const [{ module, lazy }] = await Promise.all([rubyModule(ruby, lazyZeroing), init()]);
   const { WASI, File, Directory, OpenFile, PreopenDirectory, ConsoleStdout } = shim;
   const out = print === undefined ? (text, fd) => (fd === 1 ? console.log(text) : console.warn(text)) : print;
   const stream = (fd) => (out ? ConsoleStdout.lineBuffered((line) => out(line, fd)) : new OpenFile(new File([])));
@@ -109,7 +115,17 @@ export async function createRubyVM(options = {}) {
   if (tmp && vars.TMPDIR == null) vars.TMPDIR = '/tmp';
   const wasi = new WASI(['ruby'], Object.entries(vars).map(([k, v]) => `${k}=${v}`), fds, { debug: false });
   const state = jspi ? jspiState() : null;
-  const { vm } = await RubyVM.instantiateModule({ module: ruby, wasip1: wasi, ...(state && { addToImports: jspiImports(state) }) });
+  // (a patched module's boot: its small allocations from a block beside
+  // malloc's top, so that its mmaps grow the memory and are not zeroed)
+  if (lazy) {
+    const initialize = wasi.initialize;
+    wasi.initialize = function (instance) {
+      const r = initialize.call(this, instance);
+      reserveBeside(instance.exports, BOOT_BESIDE);
+      return r;
+    };
+  }
+  const { vm } = await RubyVM.instantiateModule({ module, wasip1: wasi, ...(state && { addToImports: jspiImports(state) }) });
   prepare(vm, { loadPath, rubygems });
   const handle = installNetHttp(vm, netHttp);
   // (the streaming transport's helper Worker, started)
@@ -123,6 +139,25 @@ export async function createRubyVM(options = {}) {
       await handle.uninstall();
     },
   };
+}
+
+// createRubyVM's module from `ruby`: a Module as it is; bytes (copied), a
+// Response or a promise of either read, patched (lazyZeroing) and compiled.
+// lazy: mmap was patched.
+async function rubyModule(ruby, lazyZeroing) {
+  const source = await ruby;
+  if (source instanceof WebAssembly.Module) return { module: source, lazy: false };
+  let bytes;
+  if (source instanceof ArrayBuffer) bytes = new Uint8Array(source.slice(0));
+  else if (ArrayBuffer.isView(source)) bytes = new Uint8Array(source.buffer, source.byteOffset, source.byteLength).slice();
+  else if (source && typeof source.arrayBuffer === 'function' && typeof source.ok === 'boolean') {
+    if (!source.ok) throw new Error(`createRubyVM: ruby's response is ${source.status} ${source.statusText || ''}${source.url ? ` (${source.url})` : ''}`.trimEnd());
+    bytes = new Uint8Array(await source.arrayBuffer());
+  } else {
+    throw new TypeError("createRubyVM: ruby must be ruby.wasm's Response (fetch(url)), its bytes or a compiled WebAssembly.Module");
+  }
+  const lazy = lazyZeroing && patchRubyWasm(bytes).mmap;
+  return { module: await WebAssembly.compile(bytes), lazy };
 }
 
 // evalJspi calls the VM's export itself (not through ruby.wasm's calls, which

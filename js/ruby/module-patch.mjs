@@ -313,6 +313,10 @@ function fill(buf, b, code) {
   buf[b.end - 1] = 0x0b;
 }
 
+// What reserveBeside gives a patched VM's boot (its allocations other than
+// mmaps: ~3 MiB); createRubyVM gives its reserve after the boot.
+export const BOOT_BESIDE = 8 << 20;
+
 /**
  * Gives malloc `bytes` of a VM's memory before Ruby starts (given the
  * instance's exports, as reserveMalloc in install.mjs), as a free block

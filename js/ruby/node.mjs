@@ -11,7 +11,7 @@ import { join, basename, resolve as resolvePath } from 'node:path';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { install, prepare, reserveMalloc } from './install.mjs';
-import { patchRubyWasm, reserveBeside } from './module-patch.mjs';
+import { patchRubyWasm, reserveBeside, BOOT_BESIDE } from './module-patch.mjs';
 import { nodeAsyncTransport } from './transports/node-async.mjs';
 import { nodeBlockingTransport } from './transports/node-blocking.mjs';
 import { nodeCompileCache } from './node-compile-store.mjs';
@@ -289,8 +289,6 @@ function holdEventLoop() {
 const FIBER_STACK_32 = 2 << 20;
 const RESERVE = 32 << 20;
 const BOOT = 320 << 20;
-// (its allocations other than mmaps: ~3 MiB)
-const BOOT_BESIDE = 8 << 20;
 const MAX_RESERVE = 1 << 30;
 
 // createRubyVM's tierUpTasks by default: V8's optimizing compiles and

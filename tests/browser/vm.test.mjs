@@ -34,7 +34,10 @@ describe('browser: createRubyVM', { skip, timeout: 240000 }, () => {
           const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
           const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
           const { createRubyVM } = await import('/js/ruby/browser.mjs');
-          const ruby = await WebAssembly.compileStreaming(fetch(`/node_modules/@ruby/${version}-wasm-wasi/dist/ruby+stdlib.wasm`));
+          // (4.0 as README shows it: the module's fetch(), which createRubyVM
+          // reads, patches and compiles; 3.4 a module the page compiled)
+          const url = `/node_modules/@ruby/${version}-wasm-wasi/dist/ruby+stdlib.wasm`;
+          const ruby = version === '4.0' ? fetch(url) : await WebAssembly.compileStreaming(fetch(url));
           const lines = [];
           const { vm, handle, dispose } = await createRubyVM({
             ruby,
@@ -78,4 +81,50 @@ describe('browser: createRubyVM', { skip, timeout: 240000 }, () => {
       assert.deepEqual(servers.requests.slice(seen).map((q) => `${q.method} ${q.url}`), ['GET /hello?from=createRubyVM']);
     });
   }
+
+  test('ruby given as its fetch() or its bytes is patched before it is compiled (malloc grows the memory 4 MiB at a time), not with lazyZeroing: false or as a compiled module; the bytes given are left as they were; a failed response or anything else is an error naming it', async () => {
+    const { page, logs } = await newLoggedPage(browser);
+    await page.goto(`${servers.origin}/blank`);
+    const out = await page.evaluate(async () => {
+      const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
+      const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
+      const { createRubyVM } = await import('/js/ruby/browser.mjs');
+      const url = '/node_modules/@ruby/4.0-wasm-wasi/dist/ruby+stdlib.wasm';
+      // the memory's growths during a burst of small allocations with no turn of the host
+      const growths = async (ruby, options = {}) => {
+        const { vm, dispose } = await createRubyVM({ ruby, RubyVM, wasi, print: false, ...options });
+        const sizes = [];
+        const memory = vm.instance.exports.memory;
+        window.__noteMemory = () => sizes.push(memory.buffer.byteLength);
+        vm.eval("require 'js'; $keep = []; 200.times { 500.times { $keep << ('x' * 200) }; JS.global.call(:__noteMemory) }; $keep.size");
+        await dispose();
+        const steps = [];
+        for (let i = 1; i < sizes.length; i++) if (sizes[i] !== sizes[i - 1]) steps.push((sizes[i] - sizes[i - 1]) / (1 << 20));
+        return steps;
+      };
+      const bytes = new Uint8Array(await (await fetch(url)).arrayBuffer());
+      const before = Array.from(bytes.subarray(0, 4096)).join() + bytes.reduce((a, b) => (a + b) % 1000003, 0);
+      const failed = async (ruby) => createRubyVM({ ruby, RubyVM, wasi }).then(() => 'made', (e) => `${e.constructor.name}: ${e.message}`);
+      return {
+        fetched: await growths(fetch(url)),
+        fromBytes: await growths(bytes),
+        bytesUnchanged: before === Array.from(bytes.subarray(0, 4096)).join() + bytes.reduce((a, b) => (a + b) % 1000003, 0),
+        notPatched: await growths(fetch(url), { lazyZeroing: false }),
+        compiled: await growths(await WebAssembly.compile(bytes)),
+        missing: await failed(fetch('/node_modules/@ruby/4.0-wasm-wasi/dist/no-such.wasm')),
+        wrong: await failed('ruby+stdlib.wasm'),
+        badOption: await createRubyVM({ ruby: bytes, RubyVM, wasi, lazyZeroing: 'yes' }).then(() => 'made', (e) => `${e.constructor.name}: ${e.message}`),
+      };
+    });
+    const big = (steps) => steps.length >= 2 && steps.every((n) => n >= 4);
+    assert.ok(big(out.fetched), `fetch(): growths (MiB) ${out.fetched.join(' ')}\n${logs.join('\n')}`);
+    assert.ok(big(out.fromBytes), `bytes: growths (MiB) ${out.fromBytes.join(' ')}`);
+    assert.equal(out.bytesUnchanged, true);
+    for (const stock of [out.notPatched, out.compiled]) {
+      assert.ok(stock.length > 2 * out.fetched.length && stock.some((n) => n < 4), `stock module's growths (MiB): ${stock.join(' ')}`);
+    }
+    assert.match(out.missing, /^Error: createRubyVM: ruby's response is 404 Not Found \(http:\/\/127\.0\.0\.1:\d+\/node_modules\/@ruby\/4\.0-wasm-wasi\/dist\/no-such\.wasm\)$/);
+    assert.equal(out.wrong, "TypeError: createRubyVM: ruby must be ruby.wasm's Response (fetch(url)), its bytes or a compiled WebAssembly.Module");
+    assert.equal(out.badOption, 'TypeError: createRubyVM: lazyZeroing must be true or false, not yes');
+  });
 });
