@@ -45,8 +45,8 @@ async function pageBench({ ruby, moduleFrom, first, n, passes, warmup }, { api }
   const wasi = await import('/node_modules/@bjorn3/browser_wasi_shim/dist/index.js');
   const { RubyVM } = await import('/node_modules/@ruby/wasm-wasi/dist/esm/index.js');
   const { createRubyVM } = await import('/js/ruby/browser.mjs');
-  const url0 = `/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`;
-  const module = moduleFrom === 'fetch' ? fetch(url0) : await WebAssembly.compileStreaming(fetch(url0));
+  const wasmUrl = `/node_modules/@ruby/${ruby}-wasm-wasi/dist/ruby+stdlib.wasm`;
+  const module = moduleFrom === 'fetch' ? fetch(wasmUrl) : await WebAssembly.compileStreaming(fetch(wasmUrl));
   const { vm } = await createRubyVM({ ruby: module, RubyVM, wasi });
   const ready = performance.now();
   // a fresh VM, then its first requests
@@ -87,37 +87,50 @@ async function pageBench({ ruby, moduleFrom, first, n, passes, warmup }, { api }
   return { ready, times, turns: await takeTurns(['fetch', 'get', 'start'], run, { n, passes, warmup }) };
 }
 
-// The most any renderer process of Chromium has resident (MiB), now; null
-// where /proc cannot tell.
-function rendererRss() {
-  let most = null;
-  let pids;
-  try {
-    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
-  } catch {
-    return null;
-  }
-  for (const pid of pids) {
+// The most any renderer process of Chromium had resident (MiB) while the
+// benchmark ran, sampled every 20 ms (the processes looked for every 500
+// ms); null where /proc cannot tell.
+function rendererPeak() {
+  const renderers = new Set();
+  let peak = null;
+  const look = () => {
+    let pids = [];
     try {
-      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) continue;
-      const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-      if (kb) most = Math.max(most ?? 0, Number(kb[1]) / 1024);
+      pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
     } catch {
-      // (a process that ended meanwhile)
+      return;
     }
-  }
-  return most;
+    for (const pid of pids) {
+      try {
+        if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer')) renderers.add(pid);
+      } catch {
+        // (a process that ended meanwhile)
+      }
+    }
+  };
+  const sample = () => {
+    for (const pid of renderers) {
+      try {
+        const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+        if (kb) peak = Math.max(peak ?? 0, Number(kb[1]) / 1024);
+      } catch {
+        renderers.delete(pid);
+      }
+    }
+  };
+  const timers = [setInterval(look, 500), setInterval(sample, 20)];
+  return () => {
+    for (const t of timers) clearInterval(t);
+    return peak;
+  };
 }
-let peakRss = null;
-const sampler = setInterval(() => {
-  const r = rendererRss();
-  if (r != null) peakRss = Math.max(peakRss ?? 0, r);
-}, 20);
+const stopSampling = rendererPeak();
 let result;
+let peakRss = null;
 try {
   result = await runDetached(pageBench, { ruby, moduleFrom, first, n, passes, warmup }, { helpers: { median, takeTurns } });
 } finally {
-  clearInterval(sampler);
+  peakRss = stopSampling();
 }
 const { ready, times: firstTimes, turns } = result;
 const { rows, by, per } = turns;

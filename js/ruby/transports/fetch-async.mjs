@@ -88,8 +88,8 @@ class FetchConn extends Conn {
     const framed = framing(req.method, res.status, res.headers);
     const chunked = framed === CHUNKED;
     // What has already arrived is handed over together, the head with it:
-    // Ruby is woken once for it, not once for each piece.
-    // (up to HAND_OVER bytes: then the parser's flow control has its say)
+    // Ruby is woken once for it, not once for each piece (up to HAND_OVER
+    // bytes of body: then the parser's flow control has its say).
     const ready = [responseHead(res.status, res.statusText, (each) => res.headers.forEach((value, name) => each(name, value)), chunked)];
     let readyBytes = 0;
     const handOver = () => {
@@ -185,8 +185,10 @@ export function fetchTransport(fetchFn) {
 // Promise.race([p, STILL_PENDING]) is PENDING unless p has settled already
 // (a settled promise's reaction is queued first).
 const PENDING = Symbol('pending');
-const HAND_OVER = 64 * 1024;
 const STILL_PENDING = Promise.resolve(PENDING);
+
+// The most of a body kept to hand over with what comes next.
+const HAND_OVER = 64 * 1024;
 
 // Reads what is left of a stream, for nothing (its end).
 function drain(reader) {
